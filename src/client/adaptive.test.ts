@@ -364,6 +364,56 @@ describe("LocalCluster.adapt", () => {
   });
 });
 
+describe("LocalCluster.adapt with workers of its scheduler it did not start", () => {
+  it("counts them toward the workers the work calls for: it starts only those missing", async () => {
+    const { cluster, client } = await testCluster({ workers: 0 });
+    const single = { nthreads: 1 };
+    const externals = [await extraWorker(cluster, single), await extraWorker(cluster, single)];
+    try {
+      cluster.adapt({ maximum: 8, intervalMs: 20, targetDurationMs: 100 });
+      // Four tasks of 600 ms call for four single-threaded workers: two there, two to start.
+      const futures = Array.from({ length: 4 }, (_, i) => client.submit(slowInc, i, 600));
+      let most = 0;
+      const watch = setInterval(() => {
+        most = Math.max(most, registered(cluster), cluster.workerCount + externals.length);
+      }, 5);
+      try {
+        await eventually(() => registered(cluster) >= 4, 5000, "4 workers");
+        expect(await client.gather(futures)).toEqual([1, 2, 3, 4]);
+      } finally {
+        clearInterval(watch);
+      }
+      // Counting only its own, the cluster started four, to six workers in all.
+      expect(most).toBe(4);
+    } finally {
+      await Promise.all(externals.map((w) => w.close()));
+    }
+  });
+
+  it("retires its own idle workers while the others are busy, and never tries the others", async () => {
+    const { cluster, client } = await testCluster({ workers: 2 });
+    const externals = [await extraWorker(cluster), await extraWorker(cluster)];
+    try {
+      // Work pinned to the other workers: the cluster's own have nothing to do.
+      const futures = externals.map((w, i) =>
+        client.submitWith({ workers: w.address }, slowInc, i, 2000),
+      );
+      await eventually(
+        () => externals.every((w) => w.state.executing.size === 1),
+        5000,
+        "the others busy",
+      );
+      cluster.adapt({ intervalMs: 20, waitCount: 2 });
+      // Before, the target (4 workers less the 2 idle ones) equalled the cluster's own two: kept.
+      await eventually(() => cluster.workerCount === 0, 1800, "its own retired");
+      expect(externals.map((w) => w.status)).toEqual(["running", "running"]);
+      expect(await client.gather(futures)).toEqual([1, 2]);
+    } finally {
+      await Promise.all(externals.map((w) => w.close()));
+    }
+  });
+});
+
 /** Adaptive scaling that wants `wanted` workers, whatever the work. */
 class Wanting extends Adaptive {
   wanted = 0;

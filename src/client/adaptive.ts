@@ -8,7 +8,9 @@
 
 import type { Logger } from "pino";
 import { adaptiveTarget } from "../scheduler/state/adaptive.ts";
+import { isRetiring } from "../scheduler/state/retire.ts";
 import type { SchedulerState } from "../scheduler/state/schedulerState.ts";
+import type { WorkerInfo } from "../scheduler/state/workerInfo.ts";
 import type { OptionNames } from "../util/knownOptions.ts";
 import { showValue } from "../util/showValue.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
@@ -43,7 +45,13 @@ export interface AdaptiveHost {
   readonly state: SchedulerState;
   /** The workers running or starting, not being closed or retired. */
   workerCount(): number;
-  /** Start or retire workers until there are `n`. */
+  /**
+   * The addresses of the workers it started (and may stop): the others that
+   * joined its scheduler count toward the workers the work calls for, but are
+   * not its to retire. Without it, every worker of the scheduler is its own.
+   */
+  ownWorkers?(): ReadonlySet<string>;
+  /** Start or retire workers until there are `n` of its own. */
   scaleTo(n: number): Promise<void>;
   /** Where scaling decisions and failures are logged. */
   readonly logger: Logger;
@@ -112,9 +120,23 @@ export class Adaptive {
     return this.stopped;
   }
 
-  /** The workers the work calls for now, within the minimum and the maximum. */
+  /**
+   * The workers of its own the work calls for now, within the minimum and the
+   * maximum: those the scheduler's state wants less the others there are
+   * (not being retired), which only its own idle ones may make fewer.
+   * Counting only its own, a cluster with two workers of others started as many
+   * as the work called for on top of them, and kept its own idle while those
+   * others were busy (the work wanting them there).
+   */
   target(): number {
-    const wanted = adaptiveTarget(this.host.state, this.targetDurationMs / 1000);
+    const s = this.host.state;
+    const own = this.host.ownWorkers?.();
+    const closable = own === undefined ? undefined : (ws: WorkerInfo) => own.has(ws.address);
+    let others = 0;
+    if (own !== undefined) {
+      for (const ws of s.workers.values()) if (!own.has(ws.address) && !isRetiring(s, ws)) others++;
+    }
+    const wanted = adaptiveTarget(s, this.targetDurationMs / 1000, closable) - others;
     return Math.min(this.maximum, Math.max(this.minimum, wanted));
   }
 

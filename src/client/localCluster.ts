@@ -548,6 +548,7 @@ export class LocalCluster {
       {
         state: this.scheduler.state,
         workerCount: () => this.stayingCount,
+        ownWorkers: () => this.ownAddresses(),
         scaleTo: (n) => this.scaleTo(n),
         logger: this.clusterLogger,
       },
@@ -556,6 +557,20 @@ export class LocalCluster {
     this.adaptive?.stop();
     this.adaptive = adaptive;
     return adaptive;
+  }
+
+  /**
+   * The addresses of the workers this cluster started, in any state (a
+   * worker closing for a restart, still registered, is its own), and those
+   * starting: the scheduler's others joined it (`weft worker`, a `Worker`
+   * given its address).
+   */
+  private ownAddresses(): Set<string> {
+    const own = new Set<string>();
+    for (const w of [...this.slots, ...this.starting, ...this.replacing.values()]) {
+      own.add(w.address);
+    }
+    return own;
   }
 
   private scaleTo(n: number): Promise<void> {

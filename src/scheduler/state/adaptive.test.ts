@@ -145,6 +145,18 @@ describe("adaptiveTarget", () => {
     expect(adaptiveTarget(s, 5)).toBe(0);
   });
 
+  test("below the workers there are: only those `closable` allows are given up; the others may take the results", () => {
+    const s = new SchedulerState({ validate: true });
+    s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"), t.registerWorker("other"));
+    s.handleStimulus(t.updateData("c", { x: ["w1"], y: ["w2"] }, "x", 10));
+    const own = (ws: { address: string }) => ws.address !== "other";
+    // All idle: the two own ones go, their results moving to the other, which stays.
+    expect(adaptiveTarget(s, 5, own)).toBe(1);
+    // The other may not be closed: were it the only one allowed, it would be given up.
+    expect(adaptiveTarget(s, 5, (ws) => ws.address === "other")).toBe(2);
+    expect(adaptiveTarget(s, 5)).toBe(1);
+  });
+
   test("below the workers there are: a worker an actor lives on is not given up (its retirement fails)", () => {
     const s = new SchedulerState({ validate: true });
     s.handleStimulus(t.registerWorker("w1"), t.registerWorker("w2"));

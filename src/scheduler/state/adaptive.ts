@@ -34,8 +34,15 @@ const SAMPLED = 100;
  *   that may be spared ({@link spareable}): a busy worker, or one an actor
  *   lives on, is not given up, nor one whose going would leave the limits of
  *   those left short of twice the results held.
+ * - Only the workers `closable` says may be closed (by default, all) are
+ *   given up: adaptive scaling counts in the workers its cluster did not
+ *   start, and cannot stop them.
  */
-export function adaptiveTarget(s: SchedulerState, targetDuration: number): number {
+export function adaptiveTarget(
+  s: SchedulerState,
+  targetDuration: number,
+  closable: (ws: WorkerInfo) => boolean = () => true,
+): number {
   if (!(targetDuration > 0))
     throw new RangeError(`targetDuration must be > 0, got ${targetDuration}`);
   const workers = [...s.workers.values()].filter((ws) => !isRetiring(s, ws));
@@ -76,24 +83,31 @@ export function adaptiveTarget(s: SchedulerState, targetDuration: number): numbe
   const memory = limit > 0 && held > 0.6 * limit ? 2 * workers.length : 0;
   const target = Math.max(cpu, memory, atLeast);
   if (target >= workers.length) return target;
-  return Math.max(workers.length - spareable(workers, limit, held), atLeast);
+  return Math.max(workers.length - spareable(workers, limit, held, closable), atLeast);
 }
 
 /**
  * How many of `workers` (those not being retired, with `limit` bytes of
- * memory limits and holding `held` bytes) may be given up (Dask's
+ * memory limits and holding `held` bytes) that `closable` allows may be given up (Dask's
  * `workers_to_close()`, as its `adaptive_target` calls it): those running no
  * task and holding no actor (its retirement fails: an actor cannot move),
  * fewest bytes held first, as `retire-workers` given `n` picks them, each as
  * long as the limits of the workers left add up to twice the bytes held
  * (Dask's `memory_ratio`: down to one worker, results over 60% of its limit
  * would ask for two again at the next look, and so on). Without any limit,
- * every one of them, but one while results are held and none is busy: its
- * retirement would fail, its results having nowhere to go (Dask then gives
- * up none while anything is held).
+ * every one of them, but one while results are held and none would be left
+ * (none busy, none that may not be closed): its retirement would fail, its
+ * results having nowhere to go (Dask then gives up none while anything is held).
  */
-function spareable(workers: readonly WorkerInfo[], limit: number, held: number): number {
-  const idle = workers.filter((ws) => ws.processing.size === 0 && ws.actors.size === 0);
+function spareable(
+  workers: readonly WorkerInfo[],
+  limit: number,
+  held: number,
+  closable: (ws: WorkerInfo) => boolean,
+): number {
+  const idle = workers.filter(
+    (ws) => ws.processing.size === 0 && ws.actors.size === 0 && closable(ws),
+  );
   if (limit === 0)
     return held > 0 && idle.length === workers.length ? idle.length - 1 : idle.length;
   idle.sort(
