@@ -21,6 +21,7 @@ import { checkDialAddress } from "../comm/connect.ts";
 import { schedulerWaitLine } from "../comm/connectWaiting.ts";
 import { withReplyLimit } from "../comm/replyLimit.ts";
 import type { ActorOp, ActorRef } from "../protocol/actors.ts";
+import { joinedSchedulerDump } from "../protocol/clusterDump/schedulerParts.ts";
 import { clusterDump, dumpFileName, writeClusterDump } from "../protocol/clusterDump/write.ts";
 import type { GraphTask } from "../protocol/messagesClient.ts";
 import type {
@@ -1618,7 +1619,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     if (problem !== null) throw new TypeError(`dumpClusterState: ${problem}`);
     const format = options.format ?? "msgpack";
     const path = dumpFileName(filename, format);
-    const scheduler = await this.conn.request("dump-state", {});
+    const scheduler = joinedSchedulerDump(await this.conn.request("dump-state", {}));
     const addresses = (await this.workers()).map((w) => w.address);
     const workers = await this.cuttingLeavers(workerDumps(this.peers, addresses, this.id));
     await writeClusterDump(clusterDump(scheduler, workers), path, format);

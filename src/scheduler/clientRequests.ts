@@ -27,7 +27,7 @@ import { checkProfileSettings } from "../worker/profiler.ts";
 import { type RegisteredWorkers, unaskedOf } from "./askedWorkers.ts";
 import { COORDINATION_OPS, DEFERRED } from "./coordination/coordination.ts";
 import { CoordinationRefusal } from "./coordination/refusal.ts";
-import { dumpedLogEntry, schedulerDumpDict } from "./dumpState.ts";
+import { dumpedLogEntry, schedulerDumpInParts } from "./dumpState.ts";
 import { RequestRefusal } from "./requestRefusal.ts";
 import type { SessionHost } from "./sessionHost.ts";
 import { schedulerStory } from "./state/story.ts";
@@ -73,15 +73,18 @@ const REQUEST_OPS: ReadonlySet<string> = new Set<ClientRequestOp>([
 
 /**
  * The requests answered once what they start has run: the code they run on
- * the scheduler (see `schedulerCode.ts`), or its profiler.
+ * the scheduler (see `schedulerCode.ts`), or its profiler; and `dump-state`,
+ * encoded over several turns (see `schedulerParts.ts`).
  */
 type CodeOp =
+  | "dump-state"
   | "run-on-scheduler"
   | "register-scheduler-plugin"
   | "unregister-scheduler-plugin"
   | "profile-start"
   | "profile-stop";
 const CODE_OPS: ReadonlySet<string> = new Set<CodeOp>([
+  "dump-state",
   "run-on-scheduler",
   "register-scheduler-plugin",
   "unregister-scheduler-plugin",
@@ -286,11 +289,6 @@ function answer(host: SessionHost, client: string, msg: Record<string, unknown>)
       if (problem !== null) throw new TypeError(`logs: ${problem}`);
       return host.logRecords.recent(msg.n as number | undefined);
     }
-    case "dump-state":
-      return schedulerDumpDict(host.state, {
-        address: host.address,
-        status: host.isRunning ? "running" : "closing",
-      });
     case "log-event": {
       const topics = msg.topics;
       if (!isTopicList(topics) || topics.length === 0) {
@@ -382,6 +380,11 @@ function registered(host: SessionHost, msg: Record<string, unknown>): Registered
 /** The answer to a request of {@link CODE_OPS}, once the code it runs has run; throws if `msg` is malformed. */
 async function answerLater(host: SessionHost, msg: Record<string, unknown>): Promise<unknown> {
   switch (msg.op as CodeOp) {
+    case "dump-state":
+      return schedulerDumpInParts(host.state, {
+        address: host.address,
+        status: host.isRunning ? "running" : "closing",
+      });
     case "run-on-scheduler": {
       const { fn, args } = msg;
       if (typeof fn !== "string" || fn === "" || !Array.isArray(args)) {

@@ -6,6 +6,13 @@
  * every worker's own dump (`src/worker/dumpState.ts`).
  */
 
+import { setImmediate as nextTurn } from "node:timers/promises";
+import {
+  encodedPart,
+  LOG_ENTRIES_PER_PART,
+  type SchedulerDumpParts,
+  TASKS_PER_PART,
+} from "../protocol/clusterDump/schedulerParts.ts";
 import type { SchedulerState } from "./state/schedulerState.ts";
 import type { TransitionLogEntry } from "./state/story.ts";
 import type { TaskState } from "./state/taskState.ts";
@@ -65,15 +72,54 @@ export function schedulerDumpDict(
   s: SchedulerState,
   o: { readonly address: string; readonly status: string },
 ): Record<string, unknown> {
-  const workers: Record<string, unknown> = {};
-  for (const [address, ws] of s.workers) workers[address] = workerDict(ws);
   const tasks: Record<string, unknown> = {};
   for (const [key, ts] of s.tasks) tasks[key] = taskDict(ts);
+  return schedulerDictWith(s, o, tasks, s.log.toArray().map(dumpedLogEntry));
+}
+
+/**
+ * The scheduler's dict in a cluster dump as `dump-state` answers it
+ * (`schedulerParts.ts`): its tasks and transition log, the bulk of it, read
+ * and encoded a part at a time, a turn of the event loop each, so that the
+ * scheduler goes on serving between two. The tasks there are and the log are
+ * taken at once; each task is read as its part is, so a dump taken as the
+ * cluster works may show two tasks as they were some milliseconds apart, as
+ * the workers' dumps, asked one after another, already are.
+ */
+export async function schedulerDumpInParts(
+  s: SchedulerState,
+  o: { readonly address: string; readonly status: string },
+): Promise<SchedulerDumpParts> {
+  const scheduler = schedulerDictWith(s, o, {}, []);
+  const tasks = [...s.tasks.values()];
+  const log = s.log.toArray();
+  const taskParts: Uint8Array[] = [];
+  for (let i = 0; i < tasks.length; i += TASKS_PER_PART) {
+    await nextTurn();
+    const part: Record<string, unknown> = {};
+    for (const ts of tasks.slice(i, i + TASKS_PER_PART)) part[ts.key] = taskDict(ts);
+    taskParts.push(encodedPart(part));
+  }
+  const logParts: Uint8Array[] = [];
+  for (let i = 0; i < log.length; i += LOG_ENTRIES_PER_PART) {
+    await nextTurn();
+    logParts.push(encodedPart(log.slice(i, i + LOG_ENTRIES_PER_PART).map(dumpedLogEntry)));
+  }
+  return { scheduler, tasks: taskParts, transitionLog: logParts };
+}
+
+function schedulerDictWith(
+  s: SchedulerState,
+  o: { readonly address: string; readonly status: string },
+  tasks: Record<string, unknown>,
+  transitionLog: unknown[],
+): Record<string, unknown> {
+  const workers: Record<string, unknown> = {};
+  for (const [address, ws] of s.workers) workers[address] = workerDict(ws);
   const clients: Record<string, unknown> = {};
   for (const [id, cs] of s.clients) {
     clients[id] = { client_key: id, wants_what: [...cs.wantsWhat].map(String) };
   }
-  const transitionLog = s.log.toArray().map(dumpedLogEntry);
   return {
     type: "Scheduler",
     id: null,
