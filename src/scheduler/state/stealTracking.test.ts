@@ -102,3 +102,27 @@ describe("fast tasks", () => {
     expect(s.workStealing.keyStealable.get(ts)).toBe(4);
   });
 });
+
+describe("tasks pinned to their worker", () => {
+  test("are not kept stealable: no thief may take them, and each round walked them all", () => {
+    const s = new SchedulerState({ validate: true, workerSaturation: Number.POSITIVE_INFINITY });
+    s.handleStimulus(
+      t.registerWorker("w1", 1, {}, undefined, { name: "one" }),
+      t.registerWorker("w2"),
+    );
+    const graph: Record<string, GraphTask> = {
+      byAddress: t.task([], { workers: ["w1"] }),
+      byName: t.task([], { workers: ["one"] }),
+      byBoth: t.task([], { workers: ["w1", "one"] }),
+      loose: t.task([], { workers: ["w1"], allowOtherWorkers: true }),
+      either: t.task([], { workers: ["w1", "w2"] }),
+      free: t.task([]),
+    };
+    s.handleStimulus(t.updateGraph("c", graph, Object.keys(graph)));
+    const tracking = s.workStealing;
+    const stealable = Object.keys(graph).filter((key) => tracking.keyStealable.has(task(s, key)));
+    // Those another worker may run stay stealable, wherever placed.
+    expect(stealable.sort()).toEqual(["either", "free", "loose"]);
+    s.validateState();
+  });
+});
