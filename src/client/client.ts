@@ -95,6 +95,7 @@ import { isContainer } from "./futureSearch.ts";
 import type { FutureArgs, FutureOr, Gathered, NotSearched, TaskResult } from "./futureTypes.ts";
 import { Gatherer, type GatherHost } from "./gatherer.ts";
 import { type BuiltGraph, buildGraph, type Graph } from "./graph.ts";
+import { HeldLeases } from "./heldLeases.ts";
 import type { KeyRecord } from "./keyRecord.ts";
 import { KeyRecords } from "./keyRecords.ts";
 import { type LogsOptions, logsOfWorkers, type WorkerLogsOptions } from "./logs.ts";
@@ -219,6 +220,8 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   /** True once the scheduler answered this client's `shutdown`: its closing is then no loss. */
   private shutdownAnswered = false;
   private keyCounter = 0;
+  /** The leases its locks and semaphores hold, refreshed with the scheduler (see `heldLeases.ts`). */
+  private readonly leases: HeldLeases;
 
   private constructor(
     private readonly conn: SchedulerConnection,
@@ -231,6 +234,10 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     this.id = id;
     this.address = address;
     this.logger = logger;
+    this.leases = new HeldLeases(
+      (fields) => this.conn.request("lease-refresh", fields),
+      conn.leaseTimeoutMs,
+    );
     this.subscriptions = new Subscriptions(logger);
     this.peers = new PeerPool({ connectTimeoutMs: timeoutMs, ...limits });
     this.records = new KeyRecords({
@@ -1361,12 +1368,12 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    */
   semaphore(name: string, options: { readonly maxLeases?: number } = {}): Semaphore {
     const { maxLeases } = knownOptionsOf("semaphore", options, SEMAPHORE_OPTIONS);
-    return new Semaphore(this.coordinationRequest, name, maxLeases ?? 1);
+    return new Semaphore(this.coordinationRequest, name, maxLeases ?? 1, this.leases);
   }
 
   /** The cluster's lock `name` (Dask's `Lock`): held by one `Lock` object at a time. */
   lock(name: string): Lock {
-    return new Lock(this.coordinationRequest, name);
+    return new Lock(this.coordinationRequest, name, this.leases);
   }
 
   /**
@@ -1374,7 +1381,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * them, or `numLocks` of them, at once. Their names are apart from `lock`'s.
    */
   multiLock(names: readonly string[]): MultiLock {
-    return new MultiLock(this.coordinationRequest, names);
+    return new MultiLock(this.coordinationRequest, names, this.leases);
   }
 
   /** The cluster's event `name` (Dask's `Event`): set or clear, waited for. */
@@ -1902,6 +1909,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   private shutDown(error: Error): void {
     if (this.closedError !== null) return;
     this.closedError = error;
+    this.leases.stop();
     for (const rec of this.records.values()) rec.fail("lost", error);
     this.submissions.closed();
     // Unanswered cancels: their futures are lost now.

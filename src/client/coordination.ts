@@ -11,7 +11,9 @@
  *
  * A client's leases are released when it leaves, its waiting calls dropped:
  * a task that dies holding a lock does not hold it for good, as long as its
- * client goes with it.
+ * client goes with it. And the client refreshes the leases it holds (see
+ * {@link HeldLeases}): one not refreshed within the scheduler's
+ * `leaseTimeoutMs` (a client frozen) expires, as Dask's do.
  */
 
 import { randomUUID } from "node:crypto";
@@ -23,6 +25,7 @@ import { checkOptionalBoolean, checkOptionalMs, knownOptionsOf } from "./argChec
 import { CoordinationTimeoutError, QueueItemsLostError } from "./errors.ts";
 import { Future } from "./future.ts";
 import { holdsFuture } from "./futureSearch.ts";
+import { HeldLeases } from "./heldLeases.ts";
 import { dataCopy, receivedCopy } from "./wireCopy.ts";
 
 /**
@@ -161,6 +164,11 @@ async function hold(
   return { wire: new ClonedValue(held), dataset: null };
 }
 
+/** Leases that are never refreshed, for primitives made without a client's (they never expire then). */
+function unrefreshed(): HeldLeases {
+  return new HeldLeases(async () => ({ gone: [] }), null);
+}
+
 /** A value as the scheduler sent it; "malformed" if it is not one {@link hold} made. */
 function heldOf(v: unknown): Held | "malformed" {
   const held = ClonedValue.unwrap(v);
@@ -225,6 +233,8 @@ export class Semaphore {
     readonly name: string,
     /** The most leases held at once across the cluster. */
     readonly maxLeases: number,
+    /** The client's leases, refreshed while held. */
+    private readonly leases: HeldLeases = unrefreshed(),
   ) {
     checkName("semaphore", name);
     if (!Number.isSafeInteger(maxLeases) || maxLeases < 1) {
@@ -244,16 +254,24 @@ export class Semaphore {
       lease,
       timeoutMs,
     });
-    if (got === true) this.held.push(lease);
+    if (got === true) {
+      this.held.push(lease);
+      this.leases.add("semaphore", this.name, lease);
+    }
     return got === true;
   }
 
-  /** Give back the last lease this object took. Rejects if it holds none. */
+  /**
+   * Give back the last lease this object took. Rejects if it holds none. A lease
+   * that expired meanwhile (not refreshed within the scheduler's
+   * `leaseTimeoutMs`) is given back all the same, without an error, as in Dask.
+   */
   async release(): Promise<void> {
     const lease = this.held.pop();
     if (lease === undefined) {
       throw new Error(`Semaphore.release: ${JSON.stringify(this.name)} holds no lease here`);
     }
+    this.leases.remove(lease);
     await this.request("Semaphore.release", "semaphore-release", { name: this.name, lease });
   }
 
@@ -283,6 +301,8 @@ export class Lock {
     private readonly request: CoordinationRequest,
     /** The lock's name: every `Lock` of that name on the cluster is the same lock. */
     readonly name: string,
+    /** The client's leases, refreshed while held. */
+    private readonly leases: HeldLeases = unrefreshed(),
   ) {
     checkName("lock", name);
   }
@@ -316,20 +336,29 @@ export class Lock {
         lease,
         timeoutMs: options.blocking === false ? 0 : waitFor,
       });
-      if (got === true) this.lease = lease;
+      if (got === true) {
+        this.lease = lease;
+        this.leases.add("lock", this.name, lease);
+      }
       return got === true;
     } finally {
       this.acquiring = false;
     }
   }
 
-  /** Let the lock go. Rejects if this object does not hold it. */
+  /**
+   * Let the lock go. Rejects if this object does not hold it. A lock whose
+   * lease expired meanwhile (not refreshed within the scheduler's
+   * `leaseTimeoutMs`: another may hold it now) is let go all the same, without
+   * an error, as in Dask; the scheduler logs a warning.
+   */
   async release(): Promise<void> {
     const lease = this.lease;
     if (lease === null) {
       throw new Error(`Lock.release: this Lock does not hold ${JSON.stringify(this.name)}`);
     }
     this.lease = null;
+    this.leases.remove(lease);
     await this.request("Lock.release", "lock-release", { name: this.name, lease });
   }
 
@@ -357,6 +386,8 @@ export class MultiLock {
   constructor(
     private readonly request: CoordinationRequest,
     names: readonly string[],
+    /** The client's leases, refreshed while held. */
+    private readonly leases: HeldLeases = unrefreshed(),
   ) {
     if (!Array.isArray(names) || names.length === 0) {
       throw new TypeError(
@@ -406,24 +437,34 @@ export class MultiLock {
         id,
         timeoutMs,
       });
-      if (got === true) this.heldBy = id;
+      if (got === true) {
+        this.heldBy = id;
+        this.leases.add("multi-lock", "", id);
+      }
       return got === true;
     } finally {
       this.acquiring = false;
     }
   }
 
-  /** Let the locks go. Rejects if this object does not hold them. */
+  /**
+   * Let the locks go. Rejects if this object does not hold them; locks whose
+   * lease expired meanwhile are let go all the same, as `Lock.release`.
+   */
   async release(): Promise<void> {
     const id = this.heldBy;
     if (id === null) throw new Error("MultiLock.release: this MultiLock does not hold its locks");
     this.heldBy = null;
+    this.leases.remove(id);
     await this.request("MultiLock.release", "multi-lock-release", { id });
   }
 
-  /** Whether this object holds its locks now. */
+  /**
+   * Whether this object holds its locks now: false once the scheduler answered a
+   * refresh that they expired (it still has to `release()` them to acquire again).
+   */
   locked(): boolean {
-    return this.heldBy !== null;
+    return this.heldBy !== null && !this.leases.hasExpired(this.heldBy);
   }
 }
 

@@ -108,6 +108,7 @@ export {
   type Literal,
   literal,
 } from "./graph.ts";
+export { HeldLeases, type LeaseKind, type SendRefresh } from "./heldLeases.ts";
 export type { FutureStatus, KeyRecord } from "./keyRecord.ts";
 export {
   LocalCluster,

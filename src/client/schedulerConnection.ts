@@ -103,6 +103,11 @@ export class SchedulerConnection {
     intervalMs: number,
     /** The scheduler's address: the one that accepted, of those dialled. */
     readonly address: string,
+    /**
+     * The scheduler's `leaseTimeoutMs`, after which a lease this client does not
+     * refresh expires; null: never (or a scheduler that did not say).
+     */
+    readonly leaseTimeoutMs: number | null = null,
   ) {
     this.stream = new BatchedSend(comm, {
       intervalMs,
@@ -149,6 +154,7 @@ export class SchedulerConnection {
       timeoutMs: o.timeoutMs,
       onFirstFailure: o.onFirstFailure,
     });
+    let leaseTimeoutMs: unknown = null;
     try {
       const hello: RegisterClientMsg = {
         op: "register-client",
@@ -183,6 +189,7 @@ export class SchedulerConnection {
       if (mismatch !== null) throw new Error(mismatch);
       // A message over the scheduler's limit then fails alone, and the connection goes on.
       limitSendsToScheduler(comm, reply);
+      leaseTimeoutMs = reply.leaseTimeoutMs;
     } catch (err) {
       comm.abort();
       throw err;
@@ -191,6 +198,7 @@ export class SchedulerConnection {
       comm,
       o.batchedSendIntervalMs ?? (address.startsWith("inproc://") ? 0 : 2),
       address,
+      typeof leaseTimeoutMs === "number" && leaseTimeoutMs > 0 ? leaseTimeoutMs : null,
     );
     void conn.readLoop();
     return conn;

@@ -228,6 +228,15 @@ export const failsHoldingLock = defineTask("failsHoldingLock", async (name: stri
   throw new ValueError(`failed holding ${name}`);
 });
 
+/** Hold the lock `name` for `ms` (the task's thread free meanwhile), then let it go: true. */
+export const holdsLockFor = defineTask("holdsLockFor", async (name: string, ms: number) => {
+  const lock = (await getClient()).lock(name);
+  await lock.acquire();
+  await sleep(ms);
+  await lock.release();
+  return true;
+});
+
 /** Add one to the variable `name`, under the lock `name`: tasks that must take turns. */
 export const lockedIncrement = defineTask("lockedIncrement", async (name: string, i: number) => {
   const client = await getClient();

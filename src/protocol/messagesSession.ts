@@ -130,6 +130,12 @@ export interface RegisterReplyMsg extends WireVersion {
    */
   readonly nannyPlugins?: readonly NannyPluginSpec[];
   /**
+   * To a client: the scheduler's `leaseTimeoutMs`, after which a lease it has
+   * not refreshed expires (it refreshes them every third of it); null: never.
+   * Absent from an older scheduler: never.
+   */
+  readonly leaseTimeoutMs?: number | null;
+  /**
    * When registered: the largest message the scheduler accepts (its
    * `--max-message-bytes`), which the worker or client then refuses to send
    * it more than, instead of the scheduler closing the connection on the
@@ -539,6 +545,7 @@ export type CoordinationOp =
   | "queue-get"
   | "queue-get-batch"
   | "queue-size"
+  | "lease-refresh"
   | MultiLockOp;
 
 /** The ops of the multi-lock requests, which name their locks in `names`. */
@@ -553,7 +560,7 @@ export type MultiLockOp = "multi-lock-acquire" | "multi-lock-release";
  * once it can be, or once its `timeoutMs` has passed.
  */
 export interface CoordinationRequestMsg {
-  readonly op: Exclude<CoordinationOp, MultiLockOp>;
+  readonly op: Exclude<CoordinationOp, MultiLockOp | "lease-refresh">;
   /** The request's ID, which its reply carries back. */
   readonly requestId: number;
   /** The name of the semaphore, lock, event, variable or queue. */
@@ -573,6 +580,20 @@ export interface MultiLockRequestMsg {
   readonly names?: readonly string[];
   readonly numLocks?: number;
   readonly timeoutMs?: number | null;
+}
+
+/**
+ * The leases a client holds, refreshed (Dask's `semaphore_refresh_leases`),
+ * so that the scheduler does not expire them after its `leaseTimeoutMs`:
+ * semaphore and lock leases by name, and granted multi-lock requests. Answered
+ * with `{gone}`, those of them the client no longer holds (expired).
+ */
+export interface LeaseRefreshRequestMsg {
+  readonly op: "lease-refresh";
+  readonly requestId: number;
+  readonly semaphores: Readonly<Record<string, readonly string[]>>;
+  readonly locks: Readonly<Record<string, readonly string[]>>;
+  readonly multiLocks: readonly string[];
 }
 
 /**
@@ -686,6 +707,7 @@ export type ClientRequestMsg =
   | MetadataRequestMsg
   | CoordinationRequestMsg
   | MultiLockRequestMsg
+  | LeaseRefreshRequestMsg
   | RunOnSchedulerRequestMsg
   | RegisterSchedulerPluginRequestMsg
   | UnregisterSchedulerPluginRequestMsg

@@ -118,6 +118,10 @@ export async function serveClient(
     status: "OK",
     // So that the client refuses to send more, rather than this scheduler closing its connection.
     maxMessageBytes: host.options.maxMessageBytes,
+    // So that the client refreshes its leases in time; null: they never expire.
+    leaseTimeoutMs: Number.isFinite(host.options.leaseTimeoutMs)
+      ? host.options.leaseTimeoutMs
+      : null,
     ...wireVersion(),
   };
   comm.send(ok).catch(() => {});

@@ -33,13 +33,24 @@ export type { UploadedFile } from "../protocol/uploads.ts";
 export { CloseBudget } from "../util/closeBudget.ts";
 export { LogRecords } from "../util/logRecords.ts";
 export { AmmControl } from "./ammControl.ts";
-export { COORDINATION_OPS, Coordination } from "./coordination/coordination.ts";
+export {
+  COORDINATION_OPS,
+  Coordination,
+  type CoordinationLog,
+  type ExpiredLease,
+} from "./coordination/coordination.ts";
 export { Events } from "./coordination/events.ts";
 export {
   HELD_DATASET_PREFIX,
   HeldDatasetOwners,
   isHeldDataset,
 } from "./coordination/heldDatasets.ts";
+export {
+  type LeaseClock,
+  type LeaseRefresh,
+  leaseRefreshIntervalMs,
+  MONOTONIC_CLOCK,
+} from "./coordination/leases.ts";
 export { MultiLocks } from "./coordination/multiLocks.ts";
 export { type PutOrTimeout, Queues } from "./coordination/queues.ts";
 export { Semaphores } from "./coordination/semaphores.ts";

@@ -98,6 +98,7 @@ describe("Scheduler server", () => {
       op: "register-client-reply",
       status: "OK",
       maxMessageBytes,
+      leaseTimeoutMs: 30_000,
       ...wireVersion(),
     });
     await c.comm.send([INC_X_GRAPH]);
@@ -828,7 +829,7 @@ describe("Scheduler server", () => {
     );
     // Request 2 waits for lease a, which is released by its id (the client's secret).
     await d.comm.send([{ op: "semaphore-release", requestId: 1, name: "S", lease: "a" }]);
-    expect((await d.waitFor((m) => m.requestId === 1)).result).toBeNull();
+    expect((await d.waitFor((m) => m.requestId === 1)).result).toBe(true);
     expect((await c.waitFor((m) => m.requestId === 2)).result).toBe(true);
     expect(s.coordination.semaphores.leases("S")).toBe(1);
   });

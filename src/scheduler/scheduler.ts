@@ -38,6 +38,11 @@ import { CpuProfiler } from "../worker/profiler.ts";
 import { AmmControl } from "./ammControl.ts";
 import { serveClient } from "./clientSession.ts";
 import { Coordination } from "./coordination/coordination.ts";
+import {
+  leaseBlockedGapMs,
+  leaseRefreshIntervalMs,
+  MONOTONIC_CLOCK,
+} from "./coordination/leases.ts";
 import { Counters } from "./counters.ts";
 import { EventBroker, logWorkerEvent } from "./events.ts";
 import { startSchedulerHttp } from "./httpEndpoints.ts";
@@ -81,8 +86,10 @@ export class Scheduler implements SessionHost {
   readonly taskStream: TaskStream;
   /** The last records the scheduler logged, for `client.getSchedulerLogs`. */
   readonly logRecords: LogRecords;
-  readonly coordination: Coordination = new Coordination((client, requestId, result) =>
-    this.router.toClient(client, { op: "reply", requestId, result }),
+  readonly coordination: Coordination = new Coordination(
+    (client, requestId, result) => this.router.toClient(client, { op: "reply", requestId, result }),
+    MONOTONIC_CLOCK,
+    (fields, msg) => this.logger.warn(fields, msg),
   );
   readonly runner: StimulusRunner;
   readonly events: EventBroker;
@@ -126,6 +133,10 @@ export class Scheduler implements SessionHost {
   private idleTimer: ReturnType<typeof setInterval> | null = null;
   /** When the last look for silent workers ran (wall-clock seconds), 0 before the first. */
   private lastTtlCheck = 0;
+  /** With a finite `leaseTimeoutMs`: looks for leases expired unrefreshed. */
+  private leaseTimer: ReturnType<typeof setInterval> | null = null;
+  /** When the last look for expired leases ran (the lease clock's ms), null before the first. */
+  private lastLeaseCheck: number | null = null;
   private closePromise: Promise<void> | null = null;
   private faultValue: string | null = null;
   private resolveClosed!: () => void;
@@ -311,6 +322,11 @@ export class Scheduler implements SessionHost {
       this.ttlTimer = setInterval(() => this.removeSilentWorkers(), ttlCheckIntervalMs(ttl));
       this.ttlTimer.unref();
     }
+    const leaseCheckMs = leaseRefreshIntervalMs(this.options.leaseTimeoutMs);
+    if (leaseCheckMs !== null) {
+      this.leaseTimer = setInterval(() => this.expireLeases(), leaseCheckMs);
+      this.leaseTimer.unref();
+    }
     if (this.options.workStealing) {
       this.stealingTimer = setInterval(() => this.balance(), this.options.workStealingIntervalMs);
       this.stealingTimer.unref();
@@ -394,6 +410,36 @@ export class Scheduler implements SessionHost {
         "rejected a connection: its first message must be register-worker or register-client",
       );
       comm.abort();
+    }
+  }
+
+  /**
+   * Release the locks, multi-locks and semaphore leases not refreshed within
+   * `leaseTimeoutMs` (Dask's `_check_lease_timeout`), granting them to the next
+   * waiters. A task's client whose worker was heard from within it keeps its
+   * leases: its pool thread may be running a synchronous task, which holds up
+   * its refreshes as a task holding the GIL holds up a Dask worker's (in Dask,
+   * a task computing in Python leaves its worker's event loop free to refresh).
+   */
+  expireLeases(): void {
+    if (this.statusValue !== "running") return;
+    const timeoutMs = this.options.leaseTimeoutMs;
+    const t = MONOTONIC_CLOCK.now();
+    const sinceLastCheck = this.lastLeaseCheck === null ? 0 : t - this.lastLeaseCheck;
+    this.lastLeaseCheck = t;
+    // The refreshes sent while this process was blocked are unread yet: look next time.
+    if (sinceLastCheck > leaseBlockedGapMs(timeoutMs)) return;
+    const wallNow = now();
+    const alive = (client: string): boolean => {
+      const worker = this.workerClients.workerOf(client);
+      const ws = worker === undefined ? undefined : this.state.workers.get(worker);
+      return ws !== undefined && (wallNow - ws.lastSeen) * 1000 <= timeoutMs;
+    };
+    for (const e of this.coordination.expireLeases(timeoutMs, alive)) {
+      this.logger.warn(
+        { ...e, idleMs: Math.round(e.idleMs) },
+        "a lease expired unrefreshed within leaseTimeoutMs: released to the next waiter",
+      );
     }
   }
 
@@ -526,6 +572,8 @@ export class Scheduler implements SessionHost {
     this.plugins.beforeClose();
     if (this.ttlTimer !== null) clearInterval(this.ttlTimer);
     this.ttlTimer = null;
+    if (this.leaseTimer !== null) clearInterval(this.leaseTimer);
+    this.leaseTimer = null;
     if (this.stealingTimer !== null) clearInterval(this.stealingTimer);
     this.stealingTimer = null;
     this.amm.stop();

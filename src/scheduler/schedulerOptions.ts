@@ -44,6 +44,16 @@ export interface SchedulerOptions {
    */
   workerTtlMs?: number;
   /**
+   * A lock, multi-lock or semaphore lease its client has not refreshed for
+   * this long, in ms, is released and goes to the next waiter (Dask's
+   * `distributed.scheduler.locks.lease-timeout`): clients refresh theirs every
+   * third of it (Dask's `lease-validation-interval`, 10 s), and the scheduler
+   * looks as often, so that a client that froze holding a lock (stopped, a VM
+   * paused) loses it although its connection stays open. `Infinity`: never.
+   * Default 30,000.
+   */
+  leaseTimeoutMs?: number;
+  /**
    * Close the cluster (every worker, then the scheduler, as `Client.shutdown`)
    * once it has been idle this long, in ms: no transition, and nothing
    * running, queued or waiting for a worker (Dask's `idle-timeout`). Connected
@@ -185,6 +195,17 @@ function idleTimeout(v: number | null | undefined): number | null {
   return v;
 }
 
+/** `leaseTimeoutMs`: ms > 0 within a timer's range, or `Infinity` (never). */
+function leaseTimeout(v: number | undefined): number {
+  if (v === undefined) return 30_000;
+  if (typeof v !== "number" || !((v > 0 && v <= MAX_TIMER_MS) || v === Infinity)) {
+    throw new RangeError(
+      `Scheduler option leaseTimeoutMs must be a number of ms > 0 and at most ${MAX_TIMER_MS} (Infinity: never), got ${showValue(v)}`,
+    );
+  }
+  return v;
+}
+
 function workStealingInterval(v: number | undefined): number {
   return timerInterval("workStealingIntervalMs", v, 100);
 }
@@ -219,6 +240,7 @@ const SCHEDULER_OPTIONS: OptionNames<SchedulerOptions> = {
   state: true,
   batchedSendIntervalMs: true,
   workerTtlMs: true,
+  leaseTimeoutMs: true,
   idleTimeoutMs: true,
   handshakeTimeoutMs: true,
   closeWorkerGraceMs: true,
@@ -271,6 +293,7 @@ export function resolveSchedulerOptions(o: SchedulerOptions = {}): ResolvedSched
     state: stateOptions(o.state),
     batchedSendIntervalMs: nonNegative("batchedSendIntervalMs", o.batchedSendIntervalMs ?? 2),
     workerTtlMs: ttl,
+    leaseTimeoutMs: leaseTimeout(o.leaseTimeoutMs),
     idleTimeoutMs: idleTimeout(o.idleTimeoutMs),
     handshakeTimeoutMs: nonNegative("handshakeTimeoutMs", o.handshakeTimeoutMs ?? 10_000),
     closeWorkerGraceMs: closeWorkerGrace(o.closeWorkerGraceMs),

@@ -374,6 +374,7 @@ describe("weft scheduler's options", () => {
     expect(
       await optionsWith({
         workerTtl: "45000",
+        leaseTimeout: "6000",
         validate: true,
         checkWorkerAddress: false,
         workStealing: false,
@@ -384,6 +385,7 @@ describe("weft scheduler's options", () => {
       }),
     ).toMatchObject({
       workerTtlMs: 45_000,
+      leaseTimeoutMs: 6000,
       validate: true,
       checkWorkerAddress: false,
       workStealing: false,
@@ -394,6 +396,7 @@ describe("weft scheduler's options", () => {
     });
     expect(await optionsWith({})).toMatchObject({
       workerTtlMs: 30_000,
+      leaseTimeoutMs: 30_000,
       validate: false,
       checkWorkerAddress: true,
       workStealing: true,

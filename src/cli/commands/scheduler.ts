@@ -24,6 +24,11 @@ export function schedulerCommand(ctx: CliContext): Command {
       "remove a worker not heard from for this long; at least 2000 (workers heartbeat every second)",
       "30000",
     )
+    .option(
+      "--lease-timeout <ms>",
+      "release a lock, multi-lock or semaphore lease its client has not refreshed for this long (a client frozen: stopped, a VM paused); clients refresh every third of it, as Dask's lease-timeout",
+      "30000",
+    )
     .option("--validate", "check the state machine after every stimulus (slow)")
     .option(
       "--no-check-worker-address",

@@ -31,6 +31,8 @@ export interface SchedulerCliOptions extends FrameLimitCliOptions, TlsCliOptions
   /** Default: tcp://0.0.0.0:8786, tls://0.0.0.0:8786 with TLS files. */
   readonly listen?: string;
   readonly workerTtl: string;
+  /** Default (commander's) 30000. */
+  readonly leaseTimeout?: string;
   readonly validate?: boolean;
   readonly logLevel: string;
   /** false with --no-check-worker-address. */
@@ -102,6 +104,7 @@ export async function runScheduler(
       listen,
       validate: opts.validate === true,
       workerTtlMs: workerTtlMs(opts.workerTtl),
+      leaseTimeoutMs: positiveInt("--lease-timeout", opts.leaseTimeout ?? "30000"),
       ...(opts.idleTimeout !== undefined
         ? { idleTimeoutMs: durationMs("--idle-timeout", opts.idleTimeout) }
         : {}),

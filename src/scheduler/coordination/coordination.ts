@@ -10,6 +10,7 @@ import type { CoordinationOp } from "../../protocol/messagesSession.ts";
 import { MAX_TIMER_MS } from "../../util/timers.ts";
 import { Events } from "./events.ts";
 import { HeldDatasetOwners, isHeldDataset } from "./heldDatasets.ts";
+import { type LeaseClock, leaseRefreshOf, MONOTONIC_CLOCK } from "./leases.ts";
 import { MultiLocks } from "./multiLocks.ts";
 import { Queues } from "./queues.ts";
 import { Semaphores } from "./semaphores.ts";
@@ -39,7 +40,25 @@ export const COORDINATION_OPS: readonly CoordinationOp[] = [
   "queue-size",
   "multi-lock-acquire",
   "multi-lock-release",
+  "lease-refresh",
 ];
+
+/** Where the coordination primitives log what their clients should know of (a lease expired). */
+export type CoordinationLog = (fields: Record<string, unknown>, msg: string) => void;
+
+/** A lease that expired, as {@link Coordination.expireLeases} tells it. */
+export interface ExpiredLease {
+  /** Whose lease: a semaphore's, a lock's, or a multi-lock request's. */
+  readonly kind: "semaphore" | "lock" | "multi-lock";
+  /** The semaphore's or lock's name; a multi-lock's lock names. */
+  readonly name: string | readonly string[];
+  /** The lease, or the multi-lock request. */
+  readonly lease: string;
+  /** The client that held it. */
+  readonly client: string;
+  /** How long it went unrefreshed, in ms. */
+  readonly idleMs: number;
+}
 
 /** null (wait as long as it takes) or milliseconds ≥ 0. */
 function timeoutOf(msg: Record<string, unknown>): number | null {
@@ -126,14 +145,19 @@ export class Coordination {
   /** Who is to let go of each held dataset no variable or queue holds (see `heldDatasets.ts`). */
   readonly heldOwners = new HeldDatasetOwners();
 
-  constructor(reply: Reply) {
-    this.semaphores = new Semaphores(reply);
-    this.locks = new Semaphores(reply);
+  constructor(
+    reply: Reply,
+    /** The clock leases are stamped with when granted and refreshed. */
+    clock: LeaseClock = MONOTONIC_CLOCK,
+    private readonly warn: CoordinationLog = () => {},
+  ) {
+    this.semaphores = new Semaphores(reply, clock);
+    this.locks = new Semaphores(reply, clock);
     this.events = new Events(reply);
     this.variables = new Variables(reply);
     // Its clientLeft hands back the datasets of heldOwners too.
     this.queues = new Queues(reply, this.heldOwners);
-    this.multiLocks = new MultiLocks(reply);
+    this.multiLocks = new MultiLocks(reply, clock);
   }
 
   /** The answer to `client`'s request `msg`, or {@link DEFERRED}. Throws for a malformed one. */
@@ -150,13 +174,13 @@ export class Coordination {
           timeoutOf(msg),
         );
       case "semaphore-release":
-        return this.semaphores.release(nameOf(msg), leaseOf(msg));
+        return this.released(client, "semaphore", nameOf(msg), leaseOf(msg));
       case "semaphore-leases":
         return this.semaphores.leases(nameOf(msg));
       case "lock-acquire":
         return this.locks.acquire(client, requestId, nameOf(msg), 1, leaseOf(msg), timeoutOf(msg));
       case "lock-release":
-        return this.locks.release(nameOf(msg), leaseOf(msg));
+        return this.released(client, "lock", nameOf(msg), leaseOf(msg));
       case "lock-leases":
         return this.locks.leases(nameOf(msg));
       case "event-set":
@@ -223,9 +247,83 @@ export class Coordination {
           timeoutOf(msg),
         );
       }
-      case "multi-lock-release":
-        return this.multiLocks.release(idOf(msg));
+      case "multi-lock-release": {
+        const id = idOf(msg);
+        const held = this.multiLocks.release(id);
+        if (!held) this.releasedExpired(client, "multi-lock", null, id);
+        return held;
+      }
+      case "lease-refresh":
+        return this.refresh(client, msg);
     }
+  }
+
+  /**
+   * Release `lease` of the semaphore or lock `name`: true; false, with a warning, for
+   * a lease that had expired (Dask's scheduler only warns of it too).
+   */
+  private released(
+    client: string,
+    kind: "semaphore" | "lock",
+    name: string,
+    lease: string,
+  ): boolean {
+    const held = (kind === "lock" ? this.locks : this.semaphores).release(name, lease);
+    if (!held) this.releasedExpired(client, kind, name, lease);
+    return held;
+  }
+
+  private releasedExpired(client: string, kind: string, name: string | null, lease: string): void {
+    this.warn(
+      { client, kind, ...(name !== null ? { name } : {}), lease },
+      "a client released a lease that had expired unrefreshed (its holder was not heard from within leaseTimeoutMs): another may have held it meanwhile",
+    );
+  }
+
+  /** `client` refreshes the leases it holds: the answer lists those it no longer holds. */
+  private refresh(client: string, msg: Record<string, unknown>): { gone: string[] } {
+    const r = leaseRefreshOf(msg);
+    const gone: string[] = [];
+    for (const [name, ids] of Object.entries(r.semaphores)) {
+      gone.push(...this.semaphores.refresh(client, name, ids));
+    }
+    for (const [name, ids] of Object.entries(r.locks)) {
+      gone.push(...this.locks.refresh(client, name, ids));
+    }
+    gone.push(...this.multiLocks.refresh(client, r.multiLocks));
+    return { gone };
+  }
+
+  /**
+   * Release the leases (locks, multi-locks, semaphores) not refreshed within
+   * `timeoutMs`, unless `alive` vouches for their client (a task's client whose
+   * worker was heard from: see the scheduler), granting them to the next
+   * waiters. What expired, for the scheduler to log.
+   */
+  expireLeases(timeoutMs: number, alive: (client: string) => boolean): ExpiredLease[] {
+    const out: ExpiredLease[] = [];
+    for (const e of this.semaphores.expire(timeoutMs, alive)) {
+      out.push({
+        kind: "semaphore",
+        name: e.name,
+        lease: e.lease,
+        client: e.client,
+        idleMs: e.idleMs,
+      });
+    }
+    for (const e of this.locks.expire(timeoutMs, alive)) {
+      out.push({ kind: "lock", name: e.name, lease: e.lease, client: e.client, idleMs: e.idleMs });
+    }
+    for (const e of this.multiLocks.expire(timeoutMs, alive)) {
+      out.push({
+        kind: "multi-lock",
+        name: e.names,
+        lease: e.id,
+        client: e.client,
+        idleMs: e.idleMs,
+      });
+    }
+    return out;
   }
 
   /**

@@ -25,7 +25,7 @@ describe("MultiLocks", () => {
     expect(m.acquire("b", 2, ["y", "z"], 2, "r2", null)).toBe(DEFERRED);
     // r3 only needs z, which r2 waits for but does not hold yet: it queued first, so z is r2's turn.
     expect(m.acquire("c", 3, ["z"], 1, "r3", 0)).toBe(false);
-    expect(m.release("r1")).toBeNull();
+    expect(m.release("r1")).toBe(true);
     expect(sent).toEqual(["b#2=true"]);
     expect(m.acquire("a", 4, ["x"], 1, "r4", 0)).toBe(true);
     expect(() => m.release("r1")).toThrow(/multi-lock r1 is not held/);
@@ -228,7 +228,7 @@ describe("multi-lock requests", () => {
     expect(() =>
       c.answer("a", "multi-lock-release", { op: "multi-lock-release", requestId: 2 }),
     ).toThrow(/id must be/);
-    expect(c.answer("a", "multi-lock-release", { requestId: 2, id: "r" })).toBeNull();
+    expect(c.answer("a", "multi-lock-release", { requestId: 2, id: "r" })).toBe(true);
   });
 });
 

@@ -6,10 +6,13 @@
  *
  * Unlike Dask's, a request granted leaves the queues of the locks it does not
  * hold: in Dask it stays in them, and takes each such lock too when it comes
- * to its turn, keeping it from others until it releases.
+ * to its turn, keeping it from others until it releases. And unlike Dask's,
+ * whose multi-locks never expire, a granted request not refreshed within the
+ * scheduler's `leaseTimeoutMs` expires as a lock's lease does (`leases.ts`).
  */
 
 import { IdQueue } from "../../util/idQueue.ts";
+import { type LeaseClock, MONOTONIC_CLOCK } from "./leases.ts";
 import { CoordinationRefusal } from "./refusal.ts";
 import { DEFERRED, type Reply } from "./waiters.ts";
 
@@ -21,6 +24,8 @@ interface Request {
   /** How many more locks it needs; 0 once granted. */
   left: number;
   granted: boolean;
+  /** When its client last refreshed it, once granted (the clock's ms). */
+  refreshedAt: number;
   timer: ReturnType<typeof setTimeout> | null;
 }
 
@@ -28,8 +33,13 @@ interface Request {
 export class MultiLocks {
   private readonly queues = new Map<string, IdQueue>();
   private readonly requests = new Map<string, Request>();
+  /** The granted requests that expired, with their client, until it releases them or leaves. */
+  private readonly expired = new Map<string, string>();
 
-  constructor(private readonly reply: Reply) {}
+  constructor(
+    private readonly reply: Reply,
+    private readonly clock: LeaseClock = MONOTONIC_CLOCK,
+  ) {}
 
   /**
    * Ask for `numLocks` of the locks `names` for the request `id` (a new one):
@@ -52,6 +62,7 @@ export class MultiLocks {
       names: new Set(),
       left: numLocks,
       granted: false,
+      refreshedAt: 0,
       timer: null,
     };
     this.requests.set(id, r);
@@ -84,15 +95,57 @@ export class MultiLocks {
     return DEFERRED;
   }
 
-  /** Let go of the locks request `id` holds. Throws unless it holds them. */
-  release(id: string): null {
+  /**
+   * Let go of the locks request `id` holds: true. Throws unless it holds them, or
+   * held them until they expired (false then: its client could not have known).
+   */
+  release(id: string): boolean {
     if (this.requests.get(id)?.granted !== true) {
+      if (this.expired.delete(id)) return false;
       throw new CoordinationRefusal(
         `multi-lock ${id} is not held (released already, or its client left)`,
       );
     }
     this.withdraw([id]);
-    return null;
+    return true;
+  }
+
+  /** `client` still holds the requests `ids`: they are refreshed. Those it does not hold. */
+  refresh(client: string, ids: readonly string[]): string[] {
+    const now = this.clock.now();
+    const gone: string[] = [];
+    for (const id of ids) {
+      const r = this.requests.get(id);
+      if (r?.granted && r.client === client) r.refreshedAt = now;
+      else gone.push(id);
+    }
+    return gone;
+  }
+
+  /**
+   * Let go of the granted requests not refreshed within `timeoutMs`, unless
+   * `alive` vouches for their client: what expired, to log.
+   */
+  expire(
+    timeoutMs: number,
+    alive: (client: string) => boolean,
+  ): { id: string; names: string[]; client: string; idleMs: number }[] {
+    const now = this.clock.now();
+    const out: { id: string; names: string[]; client: string; idleMs: number }[] = [];
+    for (const [id, r] of this.requests) {
+      if (!r.granted) continue;
+      const idleMs = now - r.refreshedAt;
+      if (idleMs <= timeoutMs) continue;
+      if (alive(r.client)) {
+        r.refreshedAt = now;
+        continue;
+      }
+      out.push({ id, names: [...r.names], client: r.client, idleMs });
+    }
+    for (const e of out) this.expired.set(e.id, e.client);
+    // All at once, as a client leaving: one expired is never handed another's lock.
+    this.withdraw(out.map((e) => e.id));
+    return out;
   }
 
   /** A client left: its locks are released, its waiting requests dropped. */
@@ -101,6 +154,7 @@ export class MultiLocks {
     for (const [id, r] of this.requests) if (r.client === client) ids.push(id);
     // All at once: a request of the client is never handed a lock another of its requests let go.
     this.withdraw(ids);
+    for (const [id, c] of [...this.expired]) if (c === client) this.expired.delete(id);
   }
 
   /** The server closes: everything goes, no waiting request is answered. */
@@ -108,6 +162,7 @@ export class MultiLocks {
     for (const r of this.requests.values()) if (r.timer !== null) clearTimeout(r.timer);
     this.requests.clear();
     this.queues.clear();
+    this.expired.clear();
   }
 
   /**
@@ -156,7 +211,9 @@ export class MultiLocks {
         work.push(other);
       }
     }
+    const now = this.clock.now();
     for (const r of granted) {
+      r.refreshedAt = now;
       if (r.timer !== null) clearTimeout(r.timer);
       r.timer = null;
       this.reply(r.client, r.requestId, true);
@@ -166,6 +223,7 @@ export class MultiLocks {
   /** Request `id` holds what it needs at once: it leaves the queues of the locks it does not hold. */
   private grant(id: string, r: Request): void {
     r.granted = true;
+    r.refreshedAt = this.clock.now();
     for (const name of [...r.names]) {
       const queue = this.queues.get(name) as IdQueue;
       if (queue.first() === id) continue;
