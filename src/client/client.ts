@@ -128,6 +128,7 @@ import { Scatters } from "./scatterRegistration.ts";
 import { runArgs, runOutcome } from "./schedulerCode.ts";
 import { SchedulerConnection } from "./schedulerConnection.ts";
 import { SchedulerMessages } from "./schedulerMessages.ts";
+import { SendOrder } from "./sendOrder.ts";
 import { mergedStory, type StoryRecord, storiesOfWorkers, storyKeysProblem } from "./story.ts";
 import { Submissions } from "./submissions.ts";
 import {
@@ -222,6 +223,8 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   private keyCounter = 0;
   /** The leases its locks and semaphores hold, refreshed with the scheduler (see `heldLeases.ts`). */
   private readonly leases: HeldLeases;
+  /** Its variables' and queues' calls, sent in the order made, by name (see `sendOrder.ts`). */
+  private readonly sendOrder = new SendOrder();
 
   private constructor(
     private readonly conn: SchedulerConnection,
@@ -1391,7 +1394,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
 
   /** The cluster's variable `name` (Dask's `Variable`): data, or futures in it too. */
   variable<T = unknown>(name: string): Variable<T> {
-    return new Variable<T>(this.coordinationRequest, this.datasets.held, name);
+    return new Variable<T>(this.coordinationRequest, this.datasets.held, name, this.sendOrder);
   }
 
   /**
@@ -1401,7 +1404,13 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    */
   queue<T = unknown>(name: string, options: { readonly maxsize?: number } = {}): Queue<T> {
     const { maxsize } = knownOptionsOf("queue", options, QUEUE_OPTIONS);
-    return new Queue<T>(this.coordinationRequest, this.datasets.held, name, maxsize ?? 0);
+    return new Queue<T>(
+      this.coordinationRequest,
+      this.datasets.held,
+      name,
+      maxsize ?? 0,
+      this.sendOrder,
+    );
   }
 
   /**

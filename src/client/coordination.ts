@@ -26,6 +26,7 @@ import { CoordinationTimeoutError, QueueItemsLostError } from "./errors.ts";
 import { Future } from "./future.ts";
 import { holdsFuture } from "./futureSearch.ts";
 import { HeldLeases } from "./heldLeases.ts";
+import { SendOrder } from "./sendOrder.ts";
 import { dataCopy, receivedCopy } from "./wireCopy.ts";
 
 /**
@@ -511,8 +512,15 @@ export class Variable<T = unknown> {
     private readonly datasets: HeldDatasets,
     /** The variable's name: every `Variable` of that name on the cluster is the same one. */
     readonly name: string,
+    /** The client's: its calls on this name are sent in the order they were made. */
+    private readonly order: SendOrder = new SendOrder(),
   ) {
     checkName("variable", name);
+  }
+
+  /** Its calls' turns in {@link order}: apart from a queue's of the same name. */
+  private get key(): string {
+    return `variable/${this.name}`;
   }
 
   /**
@@ -522,24 +530,24 @@ export class Variable<T = unknown> {
    * would be got as its result): give `[future]` or `{ future }`.
    */
   async set(value: T): Promise<void> {
-    const { wire, dataset } = await hold(
-      "Variable.set",
-      `variable/${this.name}`,
-      value,
-      this.datasets,
+    await this.order.inOrder(
+      this.key,
+      () => hold("Variable.set", `variable/${this.name}`, value, this.datasets),
+      async ({ wire, dataset }) => {
+        try {
+          if (dataset !== null) this.datasets.disown(dataset);
+          // The scheduler lets the replaced value's dataset go: this client may not be there to.
+          await this.request("Variable.set", "variable-set", {
+            name: this.name,
+            value: wire,
+            held: dataset,
+          });
+        } catch (err) {
+          if (dataset !== null) await this.datasets.unpublish(dataset).catch(() => undefined);
+          throw err;
+        }
+      },
     );
-    try {
-      if (dataset !== null) this.datasets.disown(dataset);
-      // The scheduler lets the replaced value's dataset go: this client may not be there to.
-      await this.request("Variable.set", "variable-set", {
-        name: this.name,
-        value: wire,
-        held: dataset,
-      });
-    } catch (err) {
-      if (dataset !== null) await this.datasets.unpublish(dataset).catch(() => undefined);
-      throw err;
-    }
   }
 
   /**
@@ -549,8 +557,11 @@ export class Variable<T = unknown> {
   async get(options: CoordinationWaitOptions = {}): Promise<T> {
     const timeoutMs = timeoutOf("Variable.get", options);
     let lost: string | null = null;
-    for (;;) {
-      const r = await this.request("Variable.get", "variable-get", { name: this.name, timeoutMs });
+    const ask = () => this.request("Variable.get", "variable-get", { name: this.name, timeoutMs });
+    // The first ask in turn: it sees the sets and deletes made before it.
+    let asking = this.order.inOrder(this.key, () => null, ask);
+    for (; ; asking = ask()) {
+      const r = await asking;
       if (!hasValue(r)) throw timedOut("Variable.get", this.name, timeoutMs);
       const got = await unhold("Variable.get", r.value, this.datasets);
       if (!("lost" in got)) return got.value as T;
@@ -568,7 +579,11 @@ export class Variable<T = unknown> {
 
   /** Remove the value, letting its futures go: a later `get` waits for another. */
   async delete(): Promise<void> {
-    await this.request("Variable.delete", "variable-delete", { name: this.name });
+    await this.order.inOrder(
+      this.key,
+      () => null,
+      () => this.request("Variable.delete", "variable-delete", { name: this.name }),
+    );
   }
 }
 
@@ -585,6 +600,8 @@ export class Queue<T = unknown> {
     readonly name: string,
     /** The most items it holds (a `put` waits while full); 0: no bound. */
     readonly maxsize = 0,
+    /** The client's: its calls on this name are sent in the order they were made. */
+    private readonly order: SendOrder = new SendOrder(),
   ) {
     checkName("queue", name);
     if (!Number.isSafeInteger(maxsize) || maxsize < 0) {
@@ -599,22 +616,27 @@ export class Queue<T = unknown> {
    */
   async put(value: T, options: CoordinationWaitOptions = {}): Promise<void> {
     const timeoutMs = timeoutOf("Queue.put", options);
-    const { wire, dataset } = await hold("Queue.put", `queue/${this.name}`, value, this.datasets);
-    let r: unknown;
-    try {
-      if (dataset !== null) this.datasets.disown(dataset);
-      r = await this.request("Queue.put", "queue-put", {
-        name: this.name,
-        maxsize: this.maxsize,
-        value: wire,
-        // Named, so that the scheduler lets it go if the put is dropped with this client.
-        held: dataset,
-        timeoutMs,
-      });
-    } catch (err) {
-      if (dataset !== null) await this.datasets.unpublish(dataset).catch(() => undefined);
-      throw err;
-    }
+    const { r, dataset } = await this.order.inOrder(
+      this.key,
+      () => hold("Queue.put", `queue/${this.name}`, value, this.datasets),
+      async ({ wire, dataset }) => {
+        try {
+          if (dataset !== null) this.datasets.disown(dataset);
+          const r = await this.request("Queue.put", "queue-put", {
+            name: this.name,
+            maxsize: this.maxsize,
+            value: wire,
+            // Named, so that the scheduler lets it go if the put is dropped with this client.
+            held: dataset,
+            timeoutMs,
+          });
+          return { r, dataset };
+        } catch (err) {
+          if (dataset !== null) await this.datasets.unpublish(dataset).catch(() => undefined);
+          throw err;
+        }
+      },
+    );
     if (typeof r !== "object" || r === null || !("ok" in r)) {
       if (dataset !== null) await this.datasets.unpublish(dataset);
       throw new CoordinationTimeoutError(
@@ -629,11 +651,16 @@ export class Queue<T = unknown> {
    */
   async get(options: CoordinationWaitOptions = {}): Promise<T> {
     const timeoutMs = timeoutOf("Queue.get", options);
-    const r = await this.request("Queue.get", "queue-get", {
-      name: this.name,
-      maxsize: this.maxsize,
-      timeoutMs,
-    });
+    const r = await this.order.inOrder(
+      this.key,
+      () => null,
+      () =>
+        this.request("Queue.get", "queue-get", {
+          name: this.name,
+          maxsize: this.maxsize,
+          timeoutMs,
+        }),
+    );
     if (!hasValue(r)) throw timedOut("Queue.get", this.name, timeoutMs);
     const got = await this.take("Queue.get", r.value);
     if (got === null) {
@@ -649,11 +676,16 @@ export class Queue<T = unknown> {
     if (n !== undefined && (!Number.isSafeInteger(n) || n < 0)) {
       throw new TypeError(`Queue.getBatch: n must be an integer ≥ 0, got ${showValue(n)}`);
     }
-    const r = await this.request("Queue.getBatch", "queue-get-batch", {
-      name: this.name,
-      maxsize: this.maxsize,
-      n: n ?? null,
-    });
+    const r = await this.order.inOrder(
+      this.key,
+      () => null,
+      () =>
+        this.request("Queue.getBatch", "queue-get-batch", {
+          name: this.name,
+          maxsize: this.maxsize,
+          n: n ?? null,
+        }),
+    );
     // Every item taken is off the queue: each is given, or counted lost, so that an
     // item whose futures were lost neither drops the others nor leaves their
     // datasets (and keys) held for good.
@@ -684,6 +716,15 @@ export class Queue<T = unknown> {
 
   /** The number of values in it now. */
   async qsize(): Promise<number> {
-    return (await this.request("Queue.qsize", "queue-size", { name: this.name })) as number;
+    return (await this.order.inOrder(
+      this.key,
+      () => null,
+      () => this.request("Queue.qsize", "queue-size", { name: this.name }),
+    )) as number;
+  }
+
+  /** Its calls' turns in {@link order}: apart from a variable's of the same name. */
+  private get key(): string {
+    return `queue/${this.name}`;
   }
 }

@@ -131,6 +131,7 @@ export {
 export { Pub, type PubSubLink, Sub, type SubOptions } from "./pubsub.ts";
 export type { RunOptions } from "./runOnWorkers.ts";
 export type { ScatterOptions } from "./scatter.ts";
+export { SendOrder } from "./sendOrder.ts";
 export type { StoryRecord } from "./story.ts";
 export type { ComputeOptions, SubmitOptions } from "./submitOptions.ts";
 export { getClient, workerClient } from "./taskClient.ts";

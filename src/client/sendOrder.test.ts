@@ -1,0 +1,35 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { closeTestClusters, testCluster } from "./testCluster.ts";
+import { inc } from "./testTasks.ts";
+
+afterEach(closeTestClusters);
+
+describe("coordination calls of one client on one name, not awaited each", () => {
+  it("reach the scheduler in the order they were made, a value with futures among them", async () => {
+    const { client } = await testCluster({ workers: 1 });
+    const f = client.submit(inc, 1);
+    await f;
+    const v = client.variable("V");
+    // Its value's futures are published first (a round trip): the delete after it waited for none.
+    const set = v.set({ f: [f] });
+    const deleted = v.delete();
+    const again = v.set(2);
+    await Promise.all([set, deleted, again]);
+    expect(await v.get({ timeoutMs: 0 })).toBe(2);
+
+    const q = client.queue("Q");
+    const puts = [q.put({ f: [f] }), q.put("b"), q.put("c")];
+    const size = q.qsize();
+    await Promise.all(puts);
+    expect(await size).toBe(3);
+    const [first, second, third] = await q.getBatch();
+    expect(await (first as { f: Promise<number>[] }).f[0]).toBe(2);
+    expect([second, third]).toEqual(["b", "c"]);
+
+    // Without futures too: a set (copied, then sent) and a delete right after it.
+    const plain = client.variable("P");
+    const [a, b] = [plain.set(1), plain.delete()];
+    await Promise.all([a, b]);
+    await expect(plain.get({ timeoutMs: 0 })).rejects.toThrow(/timed out/);
+  });
+});
