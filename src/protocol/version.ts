@@ -61,8 +61,13 @@ import type { WireVersion } from "./messagesSession.ts";
  * a client by (a worker without the change ignores it and goes by whether `who`
  * looks like an address, as before; a request without it is taken so by a worker
  * with the change).
+ *
+ * 4: leases expire unrefreshed: the scheduler's `register-client-reply` carries
+ * its `leaseTimeoutMs`, and clients send `lease-refresh` requests for the leases
+ * they hold. A client of 3 never refreshes, so a scheduler of 4 would take its
+ * locks away after 30 s while it still held them.
  */
-export const WIRE_PROTOCOL_VERSION = 3;
+export const WIRE_PROTOCOL_VERSION = 4;
 
 let weftVersionValue: string | undefined;
 
