@@ -32,4 +32,14 @@ describe("coordination calls of one client on one name, not awaited each", () =>
     await Promise.all([a, b]);
     await expect(plain.get({ timeoutMs: 0 })).rejects.toThrow(/timed out/);
   });
+
+  it("wait for the earlier ones to be sent, not answered: a put waiting for room lets a get in", async () => {
+    const { client } = await testCluster({ workers: 0 });
+    const q = client.queue<number>("F", { maxsize: 1 });
+    await q.put(1);
+    const waiting = q.put(2);
+    expect(await q.get({ timeoutMs: 5_000 })).toBe(1);
+    await waiting;
+    expect(await q.get({ timeoutMs: 0 })).toBe(2);
+  });
 });
