@@ -65,7 +65,10 @@ import type { WireVersion } from "./messagesSession.ts";
  * 4: leases expire unrefreshed: the scheduler's `register-client-reply` carries
  * its `leaseTimeoutMs`, and clients send `lease-refresh` requests for the leases
  * they hold. A client of 3 never refreshes, so a scheduler of 4 would take its
- * locks away after 30 s while it still held them.
+ * locks away after 30 s while it still held them. The scheduler's `dump-state`
+ * answer comes in parts (`{scheduler, tasks, transitionLog}`, read and encoded
+ * over several turns of its event loop), which the client joins: a client of 3
+ * would find the answer malformed.
  */
 export const WIRE_PROTOCOL_VERSION = 4;
 
