@@ -7,8 +7,8 @@
  * are in progress at once.
  */
 
-import { importModule } from "../util/importModule.ts";
 import type { ExecuteJob, ExecuteOutcome, Executor, RunControl } from "./executor.ts";
+import { importTaskModule } from "./importTaskModule.ts";
 import { raceSignal } from "./raceSignal.ts";
 import { startTask } from "./runTask.ts";
 import { taskFunctionNames } from "./taskRegistry.ts";
@@ -20,7 +20,7 @@ import { taskFunctionNames } from "./taskRegistry.ts";
  */
 async function importNamed(url: string): Promise<void> {
   try {
-    await importModule(url);
+    await importTaskModule(url);
   } catch (err) {
     const why = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
     throw new Error(`cannot import the task module ${url}: ${why}`, { cause: err });

@@ -85,3 +85,11 @@ export function lookupTaskFunction(name: string): TaskFunction {
 export function taskFunctionNames(): string[] {
   return [...registry.keys()].sort();
 }
+
+/**
+ * Unregister `names`: the functions a task module defined before its import
+ * failed (see `importTaskModule.ts`), which no task is to run.
+ */
+export function forgetTaskFunctions(names: Iterable<string>): void {
+  for (const name of names) registry.delete(name);
+}

@@ -8,8 +8,8 @@
 import { deserialize, serialize } from "node:v8";
 import { BroadcastChannel, threadId } from "node:worker_threads";
 import { Piscina } from "piscina";
-import { importModule } from "../util/importModule.ts";
 import { jobLabel, makeError, wallSeconds } from "./executor.ts";
+import { importTaskModule } from "./importTaskModule.ts";
 import { ownBuffer } from "./ownBuffer.ts";
 import { runTask, type SecedeHooks } from "./runTask.ts";
 import { taskFunctionNames } from "./taskRegistry.ts";
@@ -45,7 +45,7 @@ export async function init(data: unknown): Promise<void> {
     const msg = (ev as { data?: unknown }).data;
     if (isChannelMessage(msg) && msg.t === "rejoined") rejoinWaiters.get(msg.token)?.();
   };
-  for (const url of d.taskModules) await importModule(url);
+  for (const url of d.taskModules) await importTaskModule(url);
 }
 
 function hooksFor(token: number): SecedeHooks {
@@ -130,7 +130,7 @@ let imported = 0;
 /** Import the modules of `loaded` this thread has not (in order: each list extends the last). */
 async function importLoaded(loaded: readonly string[]): Promise<void> {
   while (imported < loaded.length) {
-    await importModule(loaded[imported]);
+    await importTaskModule(loaded[imported]);
     imported++;
   }
 }
