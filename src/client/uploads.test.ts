@@ -222,6 +222,43 @@ describe("Client.uploadFile", () => {
   });
 
   for (const executor of ["inline", "threads"] as const) {
+    it(`a module that throws as it loads leaves no task function, and a fixed one under its name replaces it (${executor})`, async () => {
+      const { cluster, client } = await testCluster({ executor, threadsPerWorker: 2 });
+      const id = randomUUID();
+      const [a, b] = [`a-${id}`, `b-${id}`];
+      const dir = join(scratch.dir, id);
+      mkdirSync(dir);
+      const path = join(dir, `fixme-${id}.mjs`);
+      const define = `import { defineTask } from ${JSON.stringify(REGISTRY)};\n`;
+      writeFileSync(
+        path,
+        `${define}defineTask(${JSON.stringify(a)}, () => "broken");\nnull.x;\ndefineTask(${JSON.stringify(b)}, () => "b");\n`,
+      );
+      await expect(client.uploadFile(path)).rejects.toThrow(/cannot import the task module/);
+      // The function it defined before it threw is not run.
+      await expect(client.submitWith({ pure: false }, a)).rejects.toThrow(
+        /unknown task function "a-/,
+      );
+      writeFileSync(
+        path,
+        `${define}defineTask(${JSON.stringify(a)}, () => "fixed");\ndefineTask(${JSON.stringify(b)}, () => "b");\n`,
+      );
+      for (const names of Object.values(await client.uploadFile(path)))
+        expect(names).toEqual(expect.arrayContaining([a, b]));
+      const runs = await client.gather(
+        Array.from({ length: 6 }, () => client.submitWith({ pure: false }, a)),
+      );
+      expect(runs).toEqual(Array(6).fill("fixed"));
+      // Kept by the scheduler, the fixed one: a worker joining later has it.
+      const late = await extraWorker(cluster, { acceptUploads: true });
+      extra.push(late);
+      expect(await client.submitWith({ workers: [late.address] }, b)).toBe("b");
+      await late.close();
+      extra.length = 0;
+    });
+  }
+
+  for (const executor of ["inline", "threads"] as const) {
     it(`a module uploaded before one it imports is imported once that one is; one level deeper, the error says the file is there now (${executor})`, async () => {
       const { client } = await testCluster({ executor, threadsPerWorker: 2 });
       const id = randomUUID();

@@ -319,10 +319,29 @@ export class ClusterCode {
     }
     const url = await this.uploads.save(file);
     if (!file.load) return { status: "OK", tasks: executor.taskNames };
-    const tasks = await this.host.executors.loadModules([url]);
+    const tasks = await this.loadUploaded([file], [url]);
     this.loaded([url]);
     return { status: "OK", tasks };
   };
+
+  /**
+   * Import the uploaded modules `files` of a client's `upload_file`, saved at
+   * `urls`: if that fails, they are forgotten, so that the client may upload
+   * fixed ones under their names (which Node.js imports under URLs of their
+   * own: see `UploadDirectory.save`). (Those of the register reply are not:
+   * every worker there imported them.)
+   */
+  private async loadUploaded(
+    files: readonly UploadedFile[],
+    urls: readonly string[],
+  ): Promise<readonly string[]> {
+    try {
+      return await this.host.executors.loadModules(urls);
+    } catch (err) {
+      for (const f of files) this.uploads.forgetFailed(f);
+      throw err;
+    }
+  }
 
   /**
    * Answers a client's `plugin_add` (its `registerWorkerPlugin`, Dask's

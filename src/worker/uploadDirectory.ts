@@ -14,6 +14,7 @@
  * (see `util/uploadImports.ts`).
  */
 
+import { createHash } from "node:crypto";
 import { rmSync, writeFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -53,7 +54,9 @@ export class UploadDirectory {
   /**
    * Save `file` and resolve with its file URL. The same bytes under a name
    * already saved are not written again; other bytes are refused (a module
-   * imported stays imported: the new one would silently not be).
+   * imported stays imported: the new one would silently not be), unless the
+   * first failed to import ({@link forgetFailed}). The URL carries a digest of
+   * the bytes ({@link versionedUrl}).
    */
   async save(file: UploadedFile): Promise<string> {
     const problem = uploadedFileProblem(file);
@@ -77,7 +80,18 @@ export class UploadDirectory {
         throw err;
       }
     }
-    return pathToFileURL(path).href;
+    return versionedUrl(path, file.data);
+  }
+
+  /**
+   * Forget `file`, saved but failing to import (it threw as it was evaluated,
+   * did not parse): a different file may then be saved under its name, the
+   * fixed module, which nothing imported yet. The same bytes saved since by
+   * another are kept.
+   */
+  forgetFailed(file: UploadedFile): void {
+    const saved = this.saved.get(file.name);
+    if (saved !== undefined && sameBytes(saved.data, file.data)) this.saved.delete(file.name);
   }
 
   /** Remove the directory and what it holds; no file is saved afterwards. Idempotent. */
@@ -98,6 +112,19 @@ export class UploadDirectory {
     }
     return this.dir;
   }
+}
+
+/**
+ * The file URL of `path`, holding `data`, to import it by: with a digest of
+ * its bytes, so that a module replaced under its name after it failed to
+ * import ({@link UploadDirectory.forgetFailed}) is imported under a URL of its
+ * own, where the old one's failure, kept by Node.js for the URL, would be
+ * given again; the same bytes have the same URL, one module.
+ */
+function versionedUrl(path: string, data: Uint8Array): string {
+  const url = pathToFileURL(path);
+  url.searchParams.set("weft-upload", createHash("sha256").update(data).digest("hex").slice(0, 16));
+  return url.href;
 }
 
 let shared: UploadDirectory | null = null;
