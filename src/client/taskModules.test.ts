@@ -89,6 +89,29 @@ describe("Client.loadTaskModules", () => {
     });
   }
 
+  for (const executor of ["inline", "threads"] as const) {
+    it(`a module that threw as it loaded, fixed on disk, is imported when loaded again, also after a restart (${executor})`, async () => {
+      const { client } = await testCluster({ executor, threadsPerWorker: 2 });
+      const { path, name } = moduleDefining('throw new Error("broken at import");');
+      await expect(client.loadTaskModules(path)).rejects.toThrow(/broken at import/);
+      // Unchanged, it fails as before.
+      await expect(client.loadTaskModules(path)).rejects.toThrow(/broken at import/);
+      writeFileSync(
+        path,
+        `import { defineTask } from ${JSON.stringify(REGISTRY)};\ndefineTask(${JSON.stringify(name)}, (x) => 3 * x);\n`,
+      );
+      for (const names of Object.values(await client.loadTaskModules(path)))
+        expect(names).toContain(name);
+      const tripled = await client.gather(
+        Array.from({ length: 8 }, (_, i) => client.submitWith({ pure: false }, name, i)),
+      );
+      expect(tripled).toEqual(Array.from({ length: 8 }, (_, i) => 3 * i));
+      // The workers a restart starts (in this process) import it too.
+      await client.restart();
+      expect(await client.submitWith({ pure: false }, name, 5)).toBe(15);
+    });
+  }
+
   it("a worker that joins as the scheduler records the modules is asked first: one failing keeps them from being recorded", async () => {
     const { cluster, client } = await testCluster({ workers: 1 });
     // Imported on a worker's main thread only (inline), it fails on one running pool threads.

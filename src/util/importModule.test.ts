@@ -39,4 +39,20 @@ describe("importModule", () => {
     expect(ns.two).toBe(2);
     expect(await importModule(url)).toBe(ns);
   });
+
+  it("imports a module that threw as it loaded, once changed on disk, under another URL; unchanged, asks the URL that failed", async () => {
+    const dir = moduleDir({ "tasks.mjs": 'throw new Error("broken");\n' });
+    const path = join(dir, "tasks.mjs");
+    const url = pathToFileURL(path).href;
+    const first = await failure(url);
+    expect(String(first)).toContain("broken");
+    // Unchanged: the failure Node.js keeps for the URL, no module evaluated again.
+    expect(await failure(url)).toBe(first);
+    writeFileSync(path, "export const fixed = 1;\n");
+    const ns = await importModule(url);
+    expect(ns.fixed).toBe(1);
+    // Imported, it stays: a later change is not imported again.
+    writeFileSync(path, "export const fixed = 2;\n");
+    expect(await importModule(url)).toBe(ns);
+  });
 });

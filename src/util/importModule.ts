@@ -5,7 +5,8 @@
  * once a module it imports, missing at first, is there.
  */
 
-import { existsSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { locatedSyntaxError } from "./syntaxErrorLocation.ts";
@@ -65,27 +66,71 @@ function explained(err: unknown, url: string): unknown {
 const missingImports = new Map<string, { next: number; missing: string | null }>();
 
 /**
+ * Modules whose import failed otherwise (they threw as they were evaluated,
+ * did not parse), by URL: the URL to ask next (as {@link missingImports}) and
+ * a digest of the file's bytes then. Node.js keeps that failure for the URL
+ * too, so that a module fixed on disk and loaded again (`loadTaskModules`)
+ * failed as before in that process for good, a `LocalCluster`'s workers (the
+ * client's process) even after `client.restart()`. Once its bytes differ, the
+ * module is asked under another URL; while they are the same, under the one
+ * that failed (no module evaluated again, nor kept, at each try). Once one
+ * imported, its URL is asked from then on, whatever the file holds: a module
+ * imported stays imported.
+ */
+const failedImports = new Map<string, { next: number; digest: string | null }>();
+
+/** A digest of the bytes of the file at the file URL `url`, or null (not a file, not readable). */
+function fileDigest(url: string): string | null {
+  try {
+    return createHash("sha256")
+      .update(readFileSync(fileURLToPath(url)))
+      .digest("hex");
+  } catch {
+    return null;
+  }
+}
+
+/**
  * `import(url)`, registering tsx first when Node.js cannot load the TypeScript
  * module by itself; once an import of it failed for want of a module it
  * imports, under another URL (see {@link missingImports}).
  */
 export async function importModule(url: string): Promise<Record<string, unknown>> {
-  const known = missingImports.get(url);
-  const stillAbsent = known?.missing != null && !existsSync(known.missing);
-  const retry = known === undefined ? 0 : stillAbsent ? known.next - 1 : known.next;
+  const retry = retryOf(url);
   const asked = retry === 0 ? url : withParam(url, "weft-retry", String(retry));
   try {
     return await importOnce(asked);
   } catch (err) {
+    // Once for the imports of one URL that failed together (two workers of a process).
+    const first = Math.max(missingImports.get(url)?.next ?? 0, failedImports.get(url)?.next ?? 0);
     if (isMissingImport(err)) {
-      // Once for the imports of one URL that failed together (two workers of a process).
-      if ((missingImports.get(url)?.next ?? 0) === retry) {
-        missingImports.set(url, { next: retry + 1, missing: missingFile(err) });
-      }
+      if (first === retry) missingImports.set(url, { next: retry + 1, missing: missingFile(err) });
       throw stillMissing(err);
+    }
+    if (first === retry && isFileUrl(url)) {
+      failedImports.set(url, { next: retry + 1, digest: fileDigest(url) });
     }
     throw await located(err, asked);
   }
+}
+
+/** Which URL to ask `url` under: 0 its own, `n` with `weft-retry=n` (see {@link missingImports}, {@link failedImports}). */
+function retryOf(url: string): number {
+  const missing = missingImports.get(url);
+  const failed = failedImports.get(url);
+  // The latest record says what failed last.
+  if (failed !== undefined && (missing === undefined || failed.next > missing.next)) {
+    const unchanged = failed.digest !== null && fileDigest(url) === failed.digest;
+    return unchanged ? failed.next - 1 : failed.next;
+  }
+  if (missing === undefined) return 0;
+  const stillAbsent = missing.missing !== null && !existsSync(missing.missing);
+  return stillAbsent ? missing.next - 1 : missing.next;
+}
+
+/** True for a `file:` URL. */
+function isFileUrl(url: string): boolean {
+  return URL.canParse(url) && new URL(url).protocol === "file:";
 }
 
 /**
