@@ -21,8 +21,8 @@
 
 import { AsyncLocalStorage } from "node:async_hooks";
 import { asError } from "../util/asError.ts";
-import { importModule } from "../util/importModule.ts";
 import { type SerializedError, serializeError } from "../worker/executor.ts";
+import { importTaskModule } from "../worker/importTaskModule.ts";
 import {
   getTaskFunction,
   type TaskFunction,
@@ -78,8 +78,9 @@ export class SchedulerCode {
    * The task function `name`: registered already in this process, else once
    * the modules not imported yet are (a module that fails to import is tried
    * again next time, which imports one whose file was missing, or that imports
-   * one that was (`importModule` asks under another URL); Node.js keeps any
-   * other failure, a module that threw or did not parse). Throws an {@link UnknownTaskFunctionError} naming the
+   * one that was, or that threw or did not parse and was fixed since:
+   * `importModule` asks under another URL; what a failed one defined is
+   * unregistered, `importTaskModule`). Throws an {@link UnknownTaskFunctionError} naming the
    * modules that failed, and why.
    */
   async lookup(name: string): Promise<TaskFunction> {
@@ -88,7 +89,7 @@ export class SchedulerCode {
       if (getTaskFunction(name) !== undefined) break;
       if (this.imported.has(url)) continue;
       try {
-        await importModule(url);
+        await importTaskModule(url);
         this.imported.add(url);
       } catch (err) {
         failed.push(`${url} (${asError(err).message})`);
