@@ -32,6 +32,7 @@ import { asError } from "../util/asError.ts";
 import { showValue } from "../util/showValue.ts";
 import type { NannyLink } from "./nannyLink.ts";
 import type { RegisterWorkerReply } from "./registration.ts";
+import { warningIfSlow } from "./slowImportWarning.ts";
 import type { TaskExecutors } from "./taskExecutors.ts";
 import { lookupTaskFunction } from "./taskRegistry.ts";
 import { processUploadDirectory } from "./uploadDirectory.ts";
@@ -290,8 +291,13 @@ export class ClusterCode {
     if (executor === null || status === "closing" || status === "closed") {
       throw new Error(`load_task_modules: the worker is ${status}`);
     }
-    const tasks = await this.host.executors.loadModules(args.modules as string[]);
-    this.loaded(args.modules as string[]);
+    const modules = args.modules as string[];
+    const tasks = await warningIfSlow(
+      this.host.logger,
+      modules,
+      this.host.executors.loadModules(modules),
+    );
+    this.loaded(modules);
     return { status: "OK", tasks };
   };
 
@@ -336,7 +342,7 @@ export class ClusterCode {
     urls: readonly string[],
   ): Promise<readonly string[]> {
     try {
-      return await this.host.executors.loadModules(urls);
+      return await warningIfSlow(this.host.logger, urls, this.host.executors.loadModules(urls));
     } catch (err) {
       for (const f of files) this.uploads.forgetFailed(f);
       throw err;
