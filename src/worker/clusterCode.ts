@@ -333,8 +333,8 @@ export class ClusterCode {
   /**
    * Import the uploaded modules `files` of a client's `upload_file`, saved at
    * `urls`: if that fails, they are forgotten, so that the client may upload
-   * fixed ones under their names (which Node.js imports under URLs of their
-   * own: see `UploadDirectory.save`). (Those of the register reply are not:
+   * fixed ones under their names (imported under another URL, their bytes
+   * differing from those that failed: see `importModule`). (Those of the register reply are not:
    * every worker there imported them.)
    */
   private async loadUploaded(

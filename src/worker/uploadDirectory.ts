@@ -14,7 +14,6 @@
  * (see `util/uploadImports.ts`).
  */
 
-import { createHash } from "node:crypto";
 import { rmSync, writeFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -55,8 +54,8 @@ export class UploadDirectory {
    * Save `file` and resolve with its file URL. The same bytes under a name
    * already saved are not written again; other bytes are refused (a module
    * imported stays imported: the new one would silently not be), unless the
-   * first failed to import ({@link forgetFailed}). The URL carries a digest of
-   * the bytes ({@link versionedUrl}).
+   * first failed to import ({@link forgetFailed}: `importModule` imports the
+   * fixed one under another URL, its bytes differing from those that failed).
    */
   async save(file: UploadedFile): Promise<string> {
     const problem = uploadedFileProblem(file);
@@ -80,7 +79,7 @@ export class UploadDirectory {
         throw err;
       }
     }
-    return versionedUrl(path, file.data);
+    return pathToFileURL(path).href;
   }
 
   /**
@@ -112,19 +111,6 @@ export class UploadDirectory {
     }
     return this.dir;
   }
-}
-
-/**
- * The file URL of `path`, holding `data`, to import it by: with a digest of
- * its bytes, so that a module replaced under its name after it failed to
- * import ({@link UploadDirectory.forgetFailed}) is imported under a URL of its
- * own, where the old one's failure, kept by Node.js for the URL, would be
- * given again; the same bytes have the same URL, one module.
- */
-function versionedUrl(path: string, data: Uint8Array): string {
-  const url = pathToFileURL(path);
-  url.searchParams.set("weft-upload", createHash("sha256").update(data).digest("hex").slice(0, 16));
-  return url.href;
 }
 
 let shared: UploadDirectory | null = null;
