@@ -33,15 +33,25 @@ describe("importTaskModule", () => {
     expect((getTaskFunction(`a-${id}`) as () => string)()).toBe("fixed");
   });
 
-  it("imports one module at a time: another import waits for a failing one, keeping what it defines", async () => {
+  it("unregisters them for every import of the module at once (two workers of a process)", async () => {
     const id = randomUUID();
-    const slow = moduleFile(
-      `defineTask("slow-${id}", () => 0);\nawait new Promise((r) => setTimeout(r, 50));\nthrow new Error("late");\n`,
+    const url = moduleFile(
+      `defineTask("twice-${id}", () => 0);\nawait new Promise((r) => setTimeout(r, 20));\nthrow new Error("late");\n`,
     );
-    const quick = moduleFile(`defineTask("quick-${id}", () => 1);\n`);
-    const [failed] = await Promise.allSettled([importTaskModule(slow), importTaskModule(quick)]);
-    expect(failed.status).toBe("rejected");
-    expect(getTaskFunction(`slow-${id}`)).toBeUndefined();
-    expect(getTaskFunction(`quick-${id}`)).toBeDefined();
+    const both = await Promise.allSettled([importTaskModule(url), importTaskModule(url)]);
+    expect(both.map((r) => r.status)).toEqual(["rejected", "rejected"]);
+    expect(getTaskFunction(`twice-${id}`)).toBeUndefined();
+  });
+
+  it("keeps them when another module was imported meanwhile (they may be its), and does not wait for it", async () => {
+    const id = randomUUID();
+    const never = moduleFile(`defineTask("never-${id}", () => 0);\nawait new Promise(() => {});\n`);
+    void importTaskModule(never);
+    const failing = moduleFile(
+      `defineTask("overlapped-${id}", () => 0);\nthrow new Error("broken");\n`,
+    );
+    await expect(importTaskModule(failing)).rejects.toThrow("broken");
+    expect(getTaskFunction(`overlapped-${id}`)).toBeDefined();
+    expect(getTaskFunction(`never-${id}`)).toBeDefined();
   });
 });

@@ -1,9 +1,10 @@
 /**
  * A warning when importing task modules a client loads (`uploadFile`,
  * `loadTaskModules`) takes long: a module whose top-level `await` never
- * settles is never imported, the client's call never answers, and the imports
- * after it on that worker wait behind it (a worker's threads import one
- * module at a time: `importTaskModule.ts`), all without a word otherwise.
+ * settles is never imported, the client's call never answers, and the loads
+ * after it on that worker wait behind it (the `threads` executor loads one
+ * list of modules at a time: `piscinaExecutor.ts`), all without a word
+ * otherwise.
  */
 
 import type { Logger } from "pino";
