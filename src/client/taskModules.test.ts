@@ -112,6 +112,26 @@ describe("Client.loadTaskModules", () => {
     });
   }
 
+  for (const executor of ["inline", "threads"] as const) {
+    it(`a module changed on disk since it was loaded is refused, rather than answered OK with the old code running (${executor})`, async () => {
+      const { client } = await testCluster({ executor, threadsPerWorker: 2 });
+      const { path, name } = moduleDefining();
+      await client.loadTaskModules(path);
+      // Loading it again unchanged changes nothing.
+      await client.loadTaskModules(path);
+      writeFileSync(
+        path,
+        `import { defineTask } from ${JSON.stringify(REGISTRY)};\ndefineTask(${JSON.stringify(name)}, (x) => 3 * x);\n`,
+      );
+      const err = await client.loadTaskModules(path).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(TaskModuleError);
+      expect((err as Error).message).toMatch(
+        /load_task_modules: file:.*later\.double-.*\.mjs changed since this worker imported it: a module imported stays imported/,
+      );
+      expect(await client.submitWith({ pure: false }, name, 5)).toBe(10);
+    });
+  }
+
   it("a worker that joins as the scheduler records the modules is asked first: one failing keeps them from being recorded", async () => {
     const { cluster, client } = await testCluster({ workers: 1 });
     // Imported on a worker's main thread only (inline), it fails on one running pool threads.

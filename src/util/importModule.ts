@@ -5,10 +5,10 @@
  * once a module it imports, missing at first, is there.
  */
 
-import { createHash } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileDigest } from "./fileDigest.ts";
 import { locatedSyntaxError } from "./syntaxErrorLocation.ts";
 import { isUploadedModule, resolveUploadedImports } from "./uploadImports.ts";
 
@@ -78,17 +78,6 @@ const missingImports = new Map<string, { next: number; missing: string | null }>
  * imported stays imported.
  */
 const failedImports = new Map<string, { next: number; digest: string | null }>();
-
-/** A digest of the bytes of the file at the file URL `url`, or null (not a file, not readable). */
-function fileDigest(url: string): string | null {
-  try {
-    return createHash("sha256")
-      .update(readFileSync(fileURLToPath(url)))
-      .digest("hex");
-  } catch {
-    return null;
-  }
-}
 
 /**
  * `import(url)`, registering tsx first when Node.js cannot load the TypeScript

@@ -30,6 +30,7 @@ import {
 } from "../protocol/uploads.ts";
 import { asError } from "../util/asError.ts";
 import { showValue } from "../util/showValue.ts";
+import { LoadedModuleDigests } from "./changedModules.ts";
 import type { NannyLink } from "./nannyLink.ts";
 import type { RegisterWorkerReply } from "./registration.ts";
 import { warningIfSlow } from "./slowImportWarning.ts";
@@ -73,6 +74,9 @@ export class ClusterCode {
    * nanny plugins with them too.
    */
   private readonly loadedModules: string[] = [];
+
+  /** The bytes of the task modules loaded, to refuse loading one changed since (`loadTaskModules`). */
+  private readonly digests = new LoadedModuleDigests();
 
   /**
    * Settles once the register reply is taken, or the worker closes first:
@@ -184,6 +188,7 @@ export class ClusterCode {
     if (problem !== null) throw new Error(`the scheduler's register reply: ${problem}`);
     try {
       await this.host.executors.loadModules(modules as string[]);
+      this.digests.note(modules as string[]);
       this.loaded(modules as string[]);
     } catch (err) {
       throw new Error(
@@ -292,11 +297,14 @@ export class ClusterCode {
       throw new Error(`load_task_modules: the worker is ${status}`);
     }
     const modules = args.modules as string[];
+    const changed = this.digests.changed(modules);
+    if (changed !== null) throw new Error(`load_task_modules: ${changed}`);
     const tasks = await warningIfSlow(
       this.host.logger,
       modules,
       this.host.executors.loadModules(modules),
     );
+    this.digests.note(modules);
     this.loaded(modules);
     return { status: "OK", tasks };
   };

@@ -1,0 +1,43 @@
+/**
+ * Task modules changed on disk since a worker imported them. Node.js cannot
+ * import a module again (a module imported stays imported), so a
+ * `loadTaskModules` of a module edited since it loaded answered OK and tasks
+ * went on running the old code, silently, where Dask's `upload_file` reloads
+ * it; and a worker joining later imports the new code, the cluster then
+ * running two versions under the same names. A worker refuses such a load
+ * instead, saying so.
+ */
+
+import { fileDigest } from "../util/fileDigest.ts";
+
+/** The digest of each module's bytes as one worker first loaded it. */
+export class LoadedModuleDigests {
+  /**
+   * By URL. One worker's, not the process's: a worker started later in the
+   * process (a restart) imports the new bytes on its new pool threads, and
+   * would be refused a load of what it runs.
+   */
+  private readonly digests = new Map<string, string | null>();
+
+  /** Note the bytes of `urls`, just imported: those of a module noted already are kept. */
+  note(urls: readonly string[]): void {
+    for (const url of urls) if (!this.digests.has(url)) this.digests.set(url, fileDigest(url));
+  }
+
+  /** Why loading `urls` again would not run what their files hold now (one changed since noted), or null. */
+  changed(urls: readonly string[]): string | null {
+    for (const url of urls) {
+      const before = this.digests.get(url);
+      if (before === undefined || before === null) continue;
+      const now = fileDigest(url);
+      if (now !== null && now !== before) {
+        return (
+          `${url} changed since this worker imported it: a module imported stays imported ` +
+          "(Node.js cannot import it again), so its new code would not run; give the new version another " +
+          "file name, or restart the workers"
+        );
+      }
+    }
+    return null;
+  }
+}
