@@ -2,7 +2,8 @@
  * Import a user's module (a task module, a graph module) by file URL, also
  * when it is TypeScript and nothing taught Node.js to load that: tsx's loader
  * is then registered for this thread and the import tried again; and again
- * once a module it imports, missing at first, is there.
+ * once a module it imports, missing at first, is there, or once its file,
+ * which threw or did not parse, has changed.
  */
 
 import { existsSync } from "node:fs";
@@ -82,7 +83,8 @@ const failedImports = new Map<string, { next: number; digest: string | null }>()
 /**
  * `import(url)`, registering tsx first when Node.js cannot load the TypeScript
  * module by itself; once an import of it failed for want of a module it
- * imports, under another URL (see {@link missingImports}).
+ * imports, or failed otherwise and its file changed since, under another URL
+ * (see {@link missingImports}, {@link failedImports}).
  */
 export async function importModule(url: string): Promise<Record<string, unknown>> {
   const retry = retryOf(url);
