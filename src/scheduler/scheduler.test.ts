@@ -424,11 +424,12 @@ describe("Scheduler server", () => {
     const compute = { action: "compute", start: t - 1, stop: t };
     const junk = [null, 5, "x", { action: "compute", start: "1", stop: 2 }];
     await w.comm.send([
-      // Rejected as malformed (the state machine's shape checks).
+      // Rejected as malformed (the state machine's shape checks), and of other runs: a
+      // malformed report of the current run fails its task (see malformedReport.test.ts).
       {
         op: "task-finished",
         key: "x",
-        runId: 1,
+        runId: (x.runId as number) + 100,
         nbytes: 8,
         typename: "n",
         startstops: junk,
@@ -437,7 +438,7 @@ describe("Scheduler server", () => {
       {
         op: "task-erred",
         key: "y",
-        runId: y.runId,
+        runId: (y.runId as number) + 100,
         exceptionText: 5,
         tracebackText: "",
         startstops: junk,
@@ -446,7 +447,7 @@ describe("Scheduler server", () => {
       {
         op: "task-finished",
         key: "x",
-        runId: x.runId,
+        runId: (x.runId as number) + 100,
         nbytes: 1e300,
         typename: "n",
         stimulusId: "c",

@@ -47,6 +47,7 @@ import { Counters } from "./counters.ts";
 import { EventBroker, logWorkerEvent } from "./events.ts";
 import { startSchedulerHttp } from "./httpEndpoints.ts";
 import { IdleWatch } from "./idleWatch.ts";
+import { malformedReportStandIn } from "./malformedReport.ts";
 import { Metadata } from "./metadata.ts";
 import { type SchedulerPlugin, SchedulerPlugins } from "./plugins.ts";
 import { PubSubBroker } from "./pubsub.ts";
@@ -183,7 +184,10 @@ export class Scheduler implements SessionHost {
       this.counters,
       (err) => this.onFailure(err),
       (events) => this.taskStream.observeHandled(events),
-      (ev, err) => this.tellRefused(ev, err.message),
+      (ev, err) => {
+        this.tellRefused(ev, err.message);
+        return malformedReportStandIn(this.state, ev, err);
+      },
     );
   }
 

@@ -54,4 +54,30 @@ describe("StimulusRunner", () => {
     expect(r.failed).toBeNull();
     state.validateState();
   });
+
+  it("handles the stand-in onRejected gives for a refused stimulus in its turn, and asks none for a refused stand-in", () => {
+    const { logger } = memoryLogger();
+    const counters = new Counters();
+    const handled: string[][] = [];
+    const asked: string[] = [];
+    const r = new StimulusRunner(
+      new SchedulerState({ validate: true }),
+      logger,
+      counters,
+      () => {},
+      (events) =>
+        handled.push(events.map((e) => (e as { msg: { stimulusId: string } }).msg.stimulusId)),
+      (ev) => {
+        const id = (ev as { msg: { stimulusId: string } }).msg.stimulusId;
+        asked.push(id);
+        return id === "bad" ? retry([], "stand-in") : retry("still bad", "bad stand-in");
+      },
+    );
+    r.run([retry([], "a"), retry("not keys", "bad"), retry([], "b")]);
+    expect(handled).toEqual([["a"], ["stand-in"], ["b"]]);
+    r.run([retry("not keys", "worse")]);
+    expect(asked).toEqual(["bad", "worse"]);
+    expect(counters.rejectedMessages).toBe(3);
+    expect(r.failed).toBeNull();
+  });
 });

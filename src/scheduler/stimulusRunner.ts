@@ -29,14 +29,19 @@ function describe(ev: unknown): Record<string, unknown> {
   };
 }
 
-/** The outcome of {@link StimulusRunner.tryRun}. */
+/**
+ * The outcome of {@link StimulusRunner.tryRun}; when refused, `standIn` holds
+ * the messages of the stimulus handled in its place, if any.
+ */
 export type RunOutcome =
   | { readonly ok: true; readonly messages: SchedulerMessage[] }
-  | { readonly ok: false; readonly error: Error };
+  | { readonly ok: false; readonly error: Error; readonly standIn?: SchedulerMessage[] };
 
 /** Runs stimuli through a {@link SchedulerState}, rejecting malformed ones. */
 export class StimulusRunner {
   private failure: Error | null = null;
+  /** A stand-in for a rejected stimulus is being handled. */
+  private standingIn = false;
 
   constructor(
     private readonly state: SchedulerState,
@@ -52,9 +57,14 @@ export class StimulusRunner {
     private readonly onHandled: (events: readonly SchedulerEvent[]) => void = () => {},
     /**
      * Told of each stimulus rejected as malformed, and why: for telling the
-     * client that sent it, whose request would otherwise wait forever.
+     * client that sent it, whose request would otherwise wait forever. It may
+     * return a stimulus to handle in its place, in its turn (a worker's
+     * malformed report of a task becomes the task's failure).
      */
-    private readonly onRejected: (ev: SchedulerEvent, err: InvalidStimulus) => void = () => {},
+    private readonly onRejected: (
+      ev: SchedulerEvent,
+      err: InvalidStimulus,
+    ) => SchedulerEvent | null = () => null,
   ) {}
 
   /** The bug that stopped the runner, if any. */
@@ -75,10 +85,7 @@ export class StimulusRunner {
       return out;
     } catch (err) {
       if (!(err instanceof InvalidStimulus)) return this.fail(err);
-      if (events.length === 1) {
-        this.reject(events[0], err);
-        return [];
-      }
+      if (events.length === 1) return this.reject(events[0], err);
     }
     // One of them is malformed and nothing was handled: one at a time.
     const out: SchedulerMessage[] = [];
@@ -88,6 +95,8 @@ export class StimulusRunner {
         for (const m of r.messages) out.push(m);
       } else if (this.failure !== null) {
         return out;
+      } else if (r.standIn !== undefined) {
+        for (const m of r.standIn) out.push(m);
       }
     }
     return out;
@@ -107,18 +116,29 @@ export class StimulusRunner {
       return { ok: true, messages };
     } catch (err) {
       if (err instanceof InvalidStimulus) {
-        this.reject(events[0], err);
-        return { ok: false, error: err };
+        const standIn = this.reject(events[0], err);
+        return { ok: false, error: err, standIn };
       }
       this.fail(err);
       return { ok: false, error: this.failure ?? (err as Error) };
     }
   }
 
-  private reject(ev: SchedulerEvent, err: InvalidStimulus): void {
+  /** Reject `ev`; the messages of the stimulus handled in its place, if any. */
+  private reject(ev: SchedulerEvent, err: InvalidStimulus): SchedulerMessage[] {
     this.counters.rejectedMessages++;
     this.logger.error({ ...describe(ev), reason: err.message }, "rejected a malformed message");
-    this.onRejected(ev, err);
+    // A stand-in refused in turn gets none: it is logged like any other.
+    if (this.standingIn) return [];
+    const standIn = this.onRejected(ev, err);
+    if (standIn === null) return [];
+    this.standingIn = true;
+    try {
+      const r = this.tryRun([standIn]);
+      return r.ok ? r.messages : [];
+    } finally {
+      this.standingIn = false;
+    }
   }
 
   private fail(err: unknown): SchedulerMessage[] {
