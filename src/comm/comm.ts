@@ -60,6 +60,15 @@ export interface Comm extends AsyncIterable<unknown> {
    */
   readonly maxMessageBytes?: number;
   /**
+   * From now on, a message that arrived whole but a value of which cannot be
+   * read (a cloned value that does not deserialize) is received as an
+   * `UnreadableValueError` holding its `op` and `id`, the connection kept,
+   * rather than closing the connection with that error: for a reader that can
+   * answer for the one message (an rpc server or client). Absent where every
+   * message is read (in-process); a wrapper that lacks it closes as before.
+   */
+  readUnreadable?(): void;
+  /**
    * The next message. Rejects with a `CommClosedError` (whose `cause` is the
    * close error, if any) once the comm is closed and every message that
    * arrived before has been read.

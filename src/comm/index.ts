@@ -51,6 +51,7 @@ export {
   type TlsFiles,
   tlsCredentialsProblem,
 } from "./tls.ts";
+export { UnreadableValueError } from "./unreadableValue.ts";
 export {
   type DecodeOptions,
   decodeMessage,

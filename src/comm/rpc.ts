@@ -14,10 +14,11 @@ import { readableErrorFields } from "../util/readSafely.ts";
 import { showValue } from "../util/showValue.ts";
 import { timeoutProblem, timeoutUnlessInfinite } from "../util/timers.ts";
 import type { Comm } from "./comm.ts";
-import { CommAbortedError, CommClosedError, isNetworkError } from "./errors.ts";
+import { CommAbortedError, CommClosedError, isNetworkError, SerializationError } from "./errors.ts";
 import { forEachMessage } from "./forEachMessage.ts";
 import { type PeerLimit, peerLimit } from "./peerLimit.ts";
 import { limitReplyToRequester } from "./replyLimit.ts";
+import { UnreadableValueError } from "./unreadableValue.ts";
 
 /** The logging a comm helper needs; a pino logger is one. */
 export interface CommLogger {
@@ -82,6 +83,8 @@ export class RpcClient {
   ) {
     // A throw from a log line ended the read loop: no call on the comm was answered again.
     this.logger = logger === undefined ? undefined : containLogger(logger);
+    // An answer whose value cannot be read fails its call alone (see onAnswer).
+    comm.readUnreadable?.();
     void this.readLoop();
   }
 
@@ -162,6 +165,10 @@ export class RpcClient {
   }
 
   private onAnswer(msg: unknown): void {
+    if (msg instanceof UnreadableValueError) {
+      this.unreadableAnswer(msg);
+      return;
+    }
     if (!isRecord(msg) || typeof msg.id !== "number") {
       this.logger?.warn({ peer: this.comm.peerAddress }, "rpc: ignoring a malformed answer");
       return;
@@ -183,6 +190,31 @@ export class RpcClient {
       p.resolve(msg.result);
     }
   }
+
+  /**
+   * An answer arrived whose value cannot be read (a peer's result that does not
+   * deserialize here): its call fails with a `SerializationError` saying so, not
+   * a network error, and the connection serves the others. One that names no
+   * call cannot be told apart from theirs: the comm closes with it, as before.
+   */
+  private unreadableAnswer(err: UnreadableValueError): void {
+    if (typeof err.id !== "number") {
+      this.comm.abort(err);
+      return;
+    }
+    const p = this.pending.get(err.id);
+    p?.reject(
+      new SerializationError(
+        `${p.op} on ${this.comm.peerAddress}: a value in the answer cannot be read: ${unreadableWhy(err)}`,
+        { cause: err },
+      ),
+    );
+  }
+}
+
+/** What a value that cannot be read says of itself (`malformed frame` left out). */
+function unreadableWhy(err: UnreadableValueError): string {
+  return err.cause instanceof Error ? err.cause.message : err.message;
 }
 
 /** Make an {@link RpcClient} on `comm`. */
@@ -235,6 +267,8 @@ export async function serveRpc(
   // A throw from a log line rejected the answering, which nothing awaits: no answer, and
   // an unhandled rejection.
   const logger = given === undefined ? undefined : containLogger(given);
+  // A request whose value cannot be read is answered with the error (see answer).
+  comm.readUnreadable?.();
   try {
     await forEachMessage(comm, (msg) => void answer(comm, msg, handlers, logger));
   } catch (err) {
@@ -258,6 +292,10 @@ async function answer(
   handlers: Readonly<Record<string, RpcHandler>>,
   logger: CommLogger | undefined,
 ): Promise<void> {
+  if (msg instanceof UnreadableValueError) {
+    await unreadableRequest(comm, msg, logger);
+    return;
+  }
   const id = isRecord(msg) && Number.isSafeInteger(msg.id) ? (msg.id as number) : null;
   const callbacks: ((ok: boolean) => void)[] = [];
   let replyLimit: PeerLimit | undefined;
@@ -334,4 +372,34 @@ async function answer(
     return;
   }
   await reply({ result });
+}
+
+/**
+ * A request arrived whose value cannot be read (a client's `update_data`
+ * value that does not deserialize here): answered with a `SerializationError`
+ * naming the op and the cause, the connection kept, so that the requester
+ * learns why rather than taking this server for unreachable. One without an
+ * id to answer closes the connection, as a frame that does not decode does.
+ */
+async function unreadableRequest(
+  comm: Comm,
+  err: UnreadableValueError,
+  logger: CommLogger | undefined,
+): Promise<void> {
+  if (!Number.isSafeInteger(err.id)) {
+    comm.abort(err);
+    return;
+  }
+  const op = typeof err.op === "string" ? err.op : "request";
+  const why = unreadableWhy(err);
+  logger?.warn(
+    { peer: comm.peerAddress, op, reason: why },
+    "rpc: a value in a request cannot be read",
+  );
+  const message = `${op}: a value in the request cannot be read: ${why}`;
+  try {
+    await comm.send({ id: err.id, error: { name: "SerializationError", message, stack: "" } });
+  } catch {
+    // the requester is gone
+  }
 }

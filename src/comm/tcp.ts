@@ -41,6 +41,7 @@ import {
 import { lowerPeerLimit, type PeerLimit, peerLimitBelow, sendLimitError } from "./peerLimit.ts";
 import { secureContextFor, type TlsCredentials } from "./tls.ts";
 import { handshakeFailureReason, unauthorizedPeerReason } from "./tlsRefusals.ts";
+import { UnreadableValueError } from "./unreadableValue.ts";
 import { decodeMessage, encodeMessage } from "./wireCodec.ts";
 
 /** How long `close()` waits for the peer to close its side before destroying the socket. */
@@ -155,6 +156,8 @@ export class TcpComm extends CommBase {
   private peerLimit: PeerLimit | null = null;
   /** True once the peer told its receive limit, lower than this end's or not. */
   private peerLimitKnown = false;
+  /** See {@link readUnreadable}. */
+  private readsUnreadable = false;
 
   constructor(
     private readonly socket: Socket,
@@ -220,8 +223,12 @@ export class TcpComm extends CommBase {
           msg = decodeMessage(payload, buffers);
         }
       } catch (err) {
-        this.failTransport(err as Error);
-        return;
+        // Only a value lost, the framing intact: the reader that asked answers for it.
+        if (err instanceof UnreadableValueError && this.readsUnreadable) msg = err;
+        else {
+          this.failTransport(err as Error);
+          return;
+        }
       }
       this.largestUnanswered = 0;
       this.deliver(msg);
@@ -311,6 +318,10 @@ export class TcpComm extends CommBase {
       });
       socket.uncork();
     });
+  }
+
+  readUnreadable(): void {
+    this.readsUnreadable = true;
   }
 
   limitSendsTo(maxMessageBytes: number, whose: string): void {

@@ -49,6 +49,7 @@ import {
   ForwardedClonedValue,
   isForwarded,
 } from "./forwardedBytes.ts";
+import { UnreadableValueError } from "./unreadableValue.ts";
 
 /** Extension type of a `Map`. */
 export const MAP_EXTENSION_TYPE = 0x6d;
@@ -81,6 +82,22 @@ let encoding: OutOfBandBuffer[] | null = null;
 let decoding: readonly OutOfBandBuffer[] = [];
 /** Whether the message being decoded forwards its raw out-of-band buffers (see {@link decodeMessage}). */
 let forwarding = false;
+/** The first error reading a value of the message being decoded (see {@link UnreadableValueError}). */
+let unreadable: Error | null = null;
+
+/**
+ * What `read` reads of the message being decoded; null if it throws, the error
+ * kept in {@link unreadable}: the rest of the message is still decoded, so
+ * that its envelope (a request's id) can be read.
+ */
+function readValue(read: () => unknown): unknown {
+  try {
+    return read();
+  } catch (err) {
+    unreadable ??= err instanceof Error ? err : new Error(String(err));
+    return null;
+  }
+}
 
 /** The bytes of `b` in one piece (a copy if it is in several). */
 function contiguous(b: OutOfBandBuffer): Uint8Array {
@@ -113,7 +130,11 @@ function outOfBandRef(b: OutOfBandBuffer, kind: number | null): Buffer {
   return ref;
 }
 
-function unpackClonedValue(ref: Buffer): ClonedValue | ForwardedClonedValue {
+function unpackClonedValue(ref: Buffer): unknown {
+  return readValue(() => readClonedValue(ref));
+}
+
+function readClonedValue(ref: Buffer): ClonedValue | ForwardedClonedValue {
   const i = ref.length === 4 || ref.length === 5 ? ref.readUInt32BE(0) : -1;
   const bytes = decoding[i];
   if (bytes === undefined) throw new Error(`no out-of-band buffer ${i} for a cloned value`);
@@ -163,6 +184,10 @@ class WireBytes {
 }
 
 function unpackBytes(ref: Buffer): unknown {
+  return readValue(() => readBytes(ref));
+}
+
+function readBytes(ref: Buffer): unknown {
   const i = ref.length === 5 ? ref.readUInt32BE(0) : -1;
   const bytes = decoding[i];
   if (bytes === undefined) throw new Error(`no out-of-band buffer ${i} for a byte array`);
@@ -439,7 +464,9 @@ export interface DecodeOptions {
 
 /**
  * Decode one message. A buffer in several pieces is joined (a copy) where a
- * value is read from it. Throws a `SerializationError` for malformed bytes.
+ * value is read from it. Throws a `SerializationError` for malformed bytes: an
+ * {@link UnreadableValueError}, with the message's `op` and `id`, when only a
+ * value in it could not be read (a cloned value that does not deserialize).
  */
 export function decodeMessage(
   payload: Uint8Array,
@@ -448,12 +475,19 @@ export function decodeMessage(
 ): unknown {
   decoding = buffers;
   forwarding = options.forward === true;
+  unreadable = null;
+  let msg: unknown;
+  let failed: Error | null = null;
   try {
-    return unpackr.unpack(payload);
+    msg = unpackr.unpack(payload);
   } catch (err) {
     throw new SerializationError(`malformed frame: ${(err as Error).message}`, { cause: err });
   } finally {
     decoding = [];
     forwarding = false;
+    failed = unreadable;
+    unreadable = null;
   }
+  if (failed !== null) throw new UnreadableValueError(failed, msg);
+  return msg;
 }
