@@ -6,8 +6,9 @@
  * way in when aligned.
  */
 
-import { deserialize, serialize } from "node:v8";
+import { serialize } from "node:v8";
 import { SerializationError } from "./errors.ts";
+import { deserializeOwned, keepsTooMuch } from "./ownedDeserialize.ts";
 
 /**
  * The typed array classes sent raw. Kind byte: 0 a `Buffer`, 1 an
@@ -78,33 +79,25 @@ export function rawBytesProblem(kind: number, byteLength: number): string | null
 }
 
 /**
- * Bytes beyond a view's own that may stay allocated behind it: more, and the
- * view is copied out of its buffer (see {@link ownedEnough}).
- */
-const MAX_KEPT_BEHIND_BYTES = 4096;
-
-/**
- * `bytes`, or a copy of them when they are a small part of their buffer: a
- * value read in place from a received message keeps the whole message
- * allocated for as long as it lives. A peer's `get_data` answer carries many
- * values in one message; kept as views, the memory of all stayed allocated
- * until the last was let go of, whatever the worker spilled or released
- * meanwhile (ten fetched results of 1 MB each held a 9 MB message), while the
- * worker counted the views' bytes alone. Dask fixed the same in 2023.11
- * (dask/distributed#8308). A value that fills most of its buffer, as a
- * message's one large array does, is still read in place: it keeps at most
- * as much again behind it.
+ * `bytes`, or a copy of them when they are a small part of their buffer
+ * (`keepsTooMuch`): a value read in place from a received message keeps the
+ * whole message allocated for as long as it lives. A peer's `get_data` answer
+ * carries many values in one message; kept as views, the memory of all stayed
+ * allocated until the last was let go of, whatever the worker spilled or
+ * released meanwhile (ten fetched results of 1 MB each held a 9 MB message),
+ * while the worker counted the views' bytes alone. Dask fixed the same in
+ * 2023.11 (dask/distributed#8308). A value that fills most of its buffer, as a
+ * message's one large array does, is still read in place: it keeps at most as
+ * much again behind it. The views inside a serialized value follow the same
+ * rule (`deserializeOwned`).
  */
 function ownedEnough(bytes: Uint8Array): Uint8Array {
-  const behind = bytes.buffer.byteLength - bytes.byteLength;
-  return behind > MAX_KEPT_BEHIND_BYTES && behind > bytes.byteLength
-    ? new Uint8Array(bytes)
-    : bytes;
+  return keepsTooMuch(bytes) ? new Uint8Array(bytes) : bytes;
 }
 
 /** The value that {@link clonedBytes} gave `bytes` and `kind` for. */
 export function valueOfClonedBytes(received: Uint8Array, kind: number | null): unknown {
-  if (kind === null) return deserialize(received);
+  if (kind === null) return deserializeOwned(received);
   const problem = rawBytesProblem(kind, received.byteLength);
   if (problem !== null) throw new Error(problem);
   // Copies are made with `new Uint8Array(bytes)`: `bytes` is usually a Buffer (a

@@ -310,6 +310,19 @@ describe("wire codec", () => {
     expect((got.value as Uint8Array).buffer.byteLength).toBe(100);
   });
 
+  it("small arrays nested in a received cloned value are copied out of the message; a large one is read in place", () => {
+    // A task's result { small: 3 bytes, big: 1.6 MB } as a peer's get_data answer
+    // brings it: the small array was a view of the whole message, kept allocated by it.
+    const value = { small: Uint8Array.from([1, 2, 3]), big: new Uint8Array(1_600_000).fill(4) };
+    const wire = Buffer.concat(messageSegments(encodeMessage({ data: [new ClonedValue(value)] })));
+    const { payload, buffers } = splitMessage(wire);
+    const got = (decodeMessage(payload, buffers) as { data: ClonedValue[] }).data[0]
+      .value as typeof value;
+    expect(got.small).toEqual(value.small);
+    expect(got.small.buffer.byteLength).toBe(3);
+    expect(got.big.buffer).toBe(wire.buffer);
+  });
+
   it("forwarding, large byte arrays and raw cloned values are passed on unread, as the same bytes", () => {
     const n = OUT_OF_BAND_MIN_BYTES;
     const floats = Float64Array.from({ length: n / 8 }, (_, i) => i / 3);

@@ -60,6 +60,16 @@ describe("PiscinaExecutor", () => {
     expect((o as { value: unknown }).value).toEqual(v);
   });
 
+  it("a small array in a result beside a large one does not keep the whole result's bytes allocated", async () => {
+    const v = { small: Uint8Array.from([1, 2, 3]), big: new Uint8Array(1_600_000).fill(4) };
+    const o = await go("identity", [v]);
+    expect(o.status).toBe("ok");
+    const got = (o as { value: typeof v }).value;
+    expect(got.small).toEqual(v.small);
+    expect(Buffer.from(got.big).equals(Buffer.from(v.big))).toBe(true);
+    expect(got.small.buffer.byteLength).toBe(3);
+  });
+
   it("moves the serialized arguments to the thread rather than copying them; large values cross whole", async () => {
     const pool = (executor as unknown as { pool: { run: (...a: unknown[]) => unknown } }).pool;
     const spy = vi.spyOn(pool, "run");

@@ -8,13 +8,14 @@
 
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
-import { deserialize, serialize } from "node:v8";
+import { serialize } from "node:v8";
 import { BroadcastChannel, type Worker as Thread } from "node:worker_threads";
 import { Piscina } from "piscina";
 import { type DialMessage, isDialMessage, serveBridge } from "../comm/bridge.ts";
 import { type Comm, DEFAULT_MAX_MESSAGE_BYTES } from "../comm/comm.ts";
 import { connect } from "../comm/connect.ts";
 import { CommClosedError } from "../comm/errors.ts";
+import { deserializeOwned } from "../comm/ownedDeserialize.ts";
 import { asError } from "../util/asError.ts";
 import { warnCallbackFailed } from "../util/callbackWarning.ts";
 import { callGuarded } from "../util/guardedCall.ts";
@@ -313,7 +314,8 @@ export class PiscinaExecutor implements Executor {
     const outcome = reply.outcome;
     if (outcome.status !== "ok") return outcome;
     try {
-      return { ...outcome, value: deserialize(outcome.value as Uint8Array) };
+      // Small arrays in it copied out: they would keep the whole result's bytes allocated.
+      return { ...outcome, value: deserializeOwned(outcome.value as Uint8Array) };
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
       return {

@@ -85,6 +85,16 @@ describe("SpillStore", () => {
     expect(s.stats.memoryBytes).toBeLessThanOrEqual(100);
   });
 
+  it("a small array read back beside a large one does not keep the whole file's bytes allocated", () => {
+    const s = store(5); // counted 10 bytes: straight to disk
+    s.set("v", { small: bytes(3, 1), big: bytes(1_600_000, 2) });
+    expect(spilledFiles()).toHaveLength(1);
+    const got = s.get("v") as { small: Uint8Array; big: Uint8Array };
+    expect(got.small).toEqual(bytes(3, 1));
+    expect(got.small.buffer.byteLength).toBe(3);
+    expect(Buffer.from(got.big).equals(Buffer.from(bytes(1_600_000, 2)))).toBe(true);
+  });
+
   it("evictOne spills the least recently used value that can be, until none can", () => {
     const failed: string[] = [];
     const s = store(1000, failed);

@@ -30,8 +30,9 @@
 
 import { readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { deserialize, serialize } from "node:v8";
+import { serialize } from "node:v8";
 import * as zlib from "node:zlib";
+import { deserializeOwned } from "../comm/ownedDeserialize.ts";
 import { scratchDirectoryIn } from "../util/scratchDirectory.ts";
 import { SpilledValueLostError } from "./spilledValueLost.ts";
 import type { DataStore } from "./state/dataStore.ts";
@@ -335,7 +336,8 @@ export class SpillStore implements DataStore {
       if (spilled.crc !== null && crc32?.(payload) !== spilled.crc) {
         throw new Error("its bytes are not those written (CRC-32 mismatch)");
       }
-      return deserialize(payload);
+      // Small arrays in it copied out: they would keep the whole file's bytes allocated.
+      return deserializeOwned(payload);
     } catch (cause) {
       const err = new SpilledValueLostError(key, spilled.file, cause);
       this.forgetFile(key, spilled);
