@@ -5,7 +5,9 @@
  * the datasets; {@link holdsFuture} only checks (values the scheduler keeps).
  */
 
+import { types } from "node:util";
 import { Future } from "./future.ts";
+import { proxyContents } from "./proxyContents.ts";
 
 /** How deep values are searched: far beyond any real result shape, well within the stack. */
 export const MAX_SEARCH_DEPTH = 1_000;
@@ -44,6 +46,11 @@ function search(
   steps: PathStep[],
   within: "Map" | "Set" | null,
 ): void {
+  // Before anything reads it: its traps may throw (see proxyContents).
+  if (typeof v === "object" && v !== null && types.isProxy(v)) {
+    searchProxy(v, op, visit, path, steps, within);
+    return;
+  }
   if (v instanceof Future) {
     if (within !== null) {
       throw new TypeError(
@@ -87,6 +94,67 @@ function search(
   path.pop();
 }
 
+/** `search` of the proxy `p`: of its contents, read once, as an array's or a plain object's. */
+function searchProxy(
+  p: object,
+  op: string,
+  visit: (f: Future, steps: readonly PathStep[]) => void,
+  path: object[],
+  steps: PathStep[],
+  within: "Map" | "Set" | null,
+): void {
+  if (path.includes(p)) {
+    if (within !== null) return;
+    throw new TypeError(`${op}: the argument contains a reference cycle`);
+  }
+  const contents = proxyContents(p, () => `${op}: ${placeOf(steps)}`);
+  if (contents === null) return;
+  path.push(p);
+  search(contents, op, visit, path, steps, within);
+  path.pop();
+}
+
+/**
+ * Where `target` sits in `root` (`value.a[0]`, `value.m.<value 2>` inside a
+ * Map), looked for only to name it in an error: through arrays, plain objects,
+ * Maps and Sets, not into proxies. Null if not found.
+ */
+function placeIn(root: unknown, target: object): string | null {
+  const seen = new Set<object>();
+  const find = (v: unknown, steps: PathStep[]): string | null => {
+    if (v === target) return placeOf(steps);
+    if (typeof v !== "object" || v === null || types.isProxy(v) || seen.has(v)) return null;
+    seen.add(v);
+    const entries: [PathStep, unknown][] =
+      v instanceof Map
+        ? [...v].flatMap(([k, item], i): [PathStep, unknown][] => [
+            [`<key ${i}>`, k],
+            [`<value ${i}>`, item],
+          ])
+        : v instanceof Set
+          ? [...v].map((item, i): [PathStep, unknown] => [`<member ${i}>`, item])
+          : isContainer(v)
+            ? Object.entries(v).map(([k, item]): [PathStep, unknown] => [
+                Array.isArray(v) ? Number(k) : k,
+                item,
+              ])
+            : [];
+    for (const [step, item] of entries) {
+      const found = find(item, [...steps, step]);
+      if (found !== null) return found;
+    }
+    return null;
+  };
+  return find(root, []);
+}
+
+/** `value[0].x` for the steps from the value searched. */
+function placeOf(steps: readonly PathStep[]): string {
+  let out = "value";
+  for (const step of steps) out += typeof step === "number" ? `[${step}]` : `.${step}`;
+  return out;
+}
+
 /**
  * Whether `v` holds a future anywhere: in arrays, plain objects, Maps and Sets,
  * at any depth. Each container is looked into once, so shared parts cost
@@ -96,10 +164,23 @@ function search(
  * {@link MAX_SEARCH_DEPTH}.
  */
 export function holdsFuture(v: unknown, op: string): boolean {
-  return holds(v, op, new WeakSet(), 0);
+  return holds(v, op, new WeakSet(), 0, v);
 }
 
-function holds(v: unknown, op: string, seen: WeakSet<object>, depth: number): boolean {
+function holds(
+  v: unknown,
+  op: string,
+  seen: WeakSet<object>,
+  depth: number,
+  root: unknown,
+): boolean {
+  // Before anything reads it: its traps may throw (see proxyContents).
+  if (typeof v === "object" && v !== null && types.isProxy(v)) {
+    if (seen.has(v)) return false;
+    seen.add(v);
+    const contents = proxyContents(v, () => `${op}: ${placeIn(root, v) ?? "a Proxy in the value"}`);
+    return contents !== null && holds(contents, op, seen, depth + 1, root);
+  }
   if (v instanceof Future) return true;
   if (typeof v !== "object" || v === null) return false;
   const isMap = v instanceof Map;
@@ -111,12 +192,14 @@ function holds(v: unknown, op: string, seen: WeakSet<object>, depth: number): bo
   }
   if (isMap) {
     for (const [k, item] of v) {
-      if (holds(k, op, seen, depth + 1) || holds(item, op, seen, depth + 1)) return true;
+      if (holds(k, op, seen, depth + 1, root) || holds(item, op, seen, depth + 1, root)) {
+        return true;
+      }
     }
     return false;
   }
   const items = v instanceof Set ? v : Array.isArray(v) ? v : Object.values(v);
-  for (const item of items) if (holds(item, op, seen, depth + 1)) return true;
+  for (const item of items) if (holds(item, op, seen, depth + 1, root)) return true;
   return false;
 }
 

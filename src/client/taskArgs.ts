@@ -11,6 +11,7 @@ import { isTaskRef, MAX_ARG_DEPTH, type TaskRef, taskRef } from "../protocol/mes
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
 import { Actor } from "./actor.ts";
 import { Future } from "./future.ts";
+import { proxyContents } from "./proxyContents.ts";
 
 /** Where a value sits in the arguments: built as the walk descends, formatted only for errors. */
 export interface ArgPath {
@@ -240,6 +241,33 @@ export class ArgMapper {
     }
   }
 
+  /**
+   * A proxy is walked as its contents, read once through its traps (an
+   * array's or a plain object's: an immer draft, a store's state), their
+   * errors named; a proxy of anything else is refused, as its target would be.
+   */
+  private walkProxy(
+    value: object,
+    parent: ArgPath | null,
+    seg: number | string | null,
+    inArray: boolean,
+  ): unknown {
+    const here = () => `${this.what()}: ${this.pathText(pathOf(parent, seg))}`;
+    if (this.seen.includes(value)) throw new TypeError(`${here()} contains a reference cycle`);
+    const contents = proxyContents(value, here);
+    if (contents === null) {
+      throw new TypeError(
+        `${here()} is a Proxy of neither an array nor a plain object; task arguments must be data (primitives, arrays, plain objects, Map, Set, Date, RegExp, errors, typed arrays, ArrayBuffer)`,
+      );
+    }
+    this.seen.push(value);
+    try {
+      return this.walk(contents, parent, seg, inArray);
+    } finally {
+      this.seen.pop();
+    }
+  }
+
   /** `value` with leaves replaced (see {@link mapArgs}). */
   map(value: unknown): unknown {
     return this.walk(value, null, null, true);
@@ -274,6 +302,8 @@ export class ArgMapper {
         return value;
     }
     if (value === null) return value;
+    // Before anything reads it: its traps may throw (see proxyContents).
+    if (types.isProxy(value)) return this.walkProxy(value, parent, seg, inArray);
     // A handle stands for its actor task, as Dask's Actor is a TaskRef: the task
     // depends on the actor and gets a handle of its own.
     if (value instanceof Actor) return this.walk(taskRef(value.key), parent, seg, inArray);
