@@ -76,6 +76,60 @@ describe("mapArgs", () => {
     );
   });
 
+  it("checks an error's cause as any argument, and copies it", () => {
+    class Vec {
+      constructor(readonly x: number) {}
+    }
+    const refusals: [unknown, string][] = [
+      [
+        new Error("e", { cause: new Vec(1) }),
+        "args[0].cause is a Vec; task arguments must be data",
+      ],
+      [
+        new Error("e", { cause: { shared: new SharedArrayBuffer(8) } }),
+        "args[0].cause.shared is a SharedArrayBuffer; task arguments must be data",
+      ],
+      [
+        new Error("e", { cause: [() => 1] }),
+        "args[0].cause[0] is a function; task arguments must be data",
+      ],
+      [
+        new TypeError("outer", { cause: new Error("inner", { cause: new Vec(2) }) }),
+        "args[0].cause.cause is a Vec; task arguments must be data",
+      ],
+    ];
+    for (const [err, why] of refusals) {
+      expect(() => mapArgs([err], keep, "submit")).toThrow(
+        new RegExp(`^submit: ${why.replace(/[[\].()]/g, "\\$&")}`),
+      );
+    }
+    const self = new Error("self");
+    self.cause = { self };
+    expect(() => mapArgs([self], keep, "submit")).toThrow(
+      new TypeError("submit: args[0].cause.self contains a reference cycle"),
+    );
+    // A future in a cause is not looked for (nor a key string replaced): refused.
+    const f = new Future(standInFutureHost(), "k");
+    expect(() => mapArgs([new Error("e", { cause: { f } })], keep, "submit")).toThrow(
+      /^submit: args\[0\]\.cause\.f is a future inside an error's cause, where they are not looked for/,
+    );
+    const cause = { n: [1] };
+    const err = new RangeError("ok", { cause });
+    const [copy] = mapArgs([err], () => "replaced", "submit") as [RangeError];
+    expect(copy).toBeInstanceOf(RangeError);
+    expect(copy.message).toBe("ok");
+    expect(copy.stack).toBe(err.stack);
+    expect(copy.cause).toEqual(cause);
+    expect(copy.cause).not.toBe(cause); // taken as it is at the call
+    const [plain] = mapArgs([new Error("no cause")], keep, "submit") as [Error];
+    expect(plain.message).toBe("no cause");
+    // Strings in a cause are data, not keys: never replaced.
+    const [named] = mapArgs([new Error("e", { cause: ["k"] })], () => "replaced", "submit") as [
+      Error,
+    ];
+    expect(named.cause).toEqual(["k"]);
+  });
+
   it("takes an object without a prototype as a plain object", () => {
     const bare = Object.assign(Object.create(null) as object, { a: [1], s: "x" });
     expect(mapArgs([bare], keep, "submit")).toEqual([{ a: [1], s: "x" }]);

@@ -171,6 +171,8 @@ export class ArgMapper {
   private readonly seen: object[] = [];
   /** How many Maps and Sets the walk is inside: their members are checked, not replaced. */
   private inCollection = 0;
+  /** How many errors' causes the walk is inside: checked and copied, not replaced. */
+  private inCause = 0;
   private readonly what: () => string;
 
   /** `root` names the top value in error messages (see {@link formatPath}). */
@@ -242,6 +244,39 @@ export class ArgMapper {
   }
 
   /**
+   * An error travels with its `cause` (the wire codec and the structured clone
+   * both carry it), which must be data by the same rules as any argument: a
+   * class instance there arrived as a plain object over TCP, a
+   * `SharedArrayBuffer` as `{}`, while in process the task failed. The cause is
+   * checked and copied (strings in it are not keys, futures not looked for);
+   * an error without one is shared, as before.
+   */
+  private walkError(value: Error, parent: ArgPath | null, seg: number | string | null): Error {
+    const cause = Object.getOwnPropertyDescriptor(value, "cause");
+    if (cause === undefined || !("value" in cause)) return value;
+    const seen = this.seen;
+    const path = pathOf(parent, seg);
+    if (seen.includes(value)) {
+      throw new TypeError(`${this.what()}: ${this.pathText(path)} contains a reference cycle`);
+    }
+    seen.push(value);
+    this.inCause++;
+    let checked: unknown;
+    try {
+      checked = this.walk(cause.value, path, "cause", false);
+    } finally {
+      this.inCause--;
+      seen.pop();
+    }
+    const copy = Object.create(
+      Object.getPrototypeOf(value),
+      Object.getOwnPropertyDescriptors(value),
+    ) as Error;
+    Object.defineProperty(copy, "cause", { ...cause, value: checked });
+    return copy;
+  }
+
+  /**
    * A proxy is walked as its contents, read once through its traps (an
    * array's or a plain object's: an immer draft, a store's state), their
    * errors named; a proxy of anything else is refused, as its target would be.
@@ -293,7 +328,7 @@ export class ArgMapper {
         if (problem !== null) {
           throw new TypeError(`${this.what()}: ${this.pathText(pathOf(parent, seg))} ${problem}`);
         }
-        if (!inArray || this.inCollection > 0) return value;
+        if (!inArray || this.inCollection > 0 || this.inCause > 0) return value;
         return this.replaced(value, parent, seg);
       }
       case "object":
@@ -308,6 +343,11 @@ export class ArgMapper {
     // depends on the actor and gets a handle of its own.
     if (value instanceof Actor) return this.walk(taskRef(value.key), parent, seg, inArray);
     if (value instanceof Future || isTaskRef(value)) {
+      if (this.inCause > 0) {
+        throw new TypeError(
+          `${this.what()}: ${this.pathText(pathOf(parent, seg))} is a ${value instanceof Future ? "future" : "task reference"} inside an error's cause, where they are not looked for: use an array or a plain object`,
+        );
+      }
       if (this.inCollection > 0) {
         throw new TypeError(
           `${this.what()}: ${this.pathText(pathOf(parent, seg))} is a ${value instanceof Future ? "future" : "task reference"} inside a Map or Set, where they are not looked for (as Dask looks only in lists and dicts): use an array or a plain object`,
@@ -320,6 +360,7 @@ export class ArgMapper {
       return this.walkCollection(value, parent, seg);
     if (!isArray && !isPlainObject(value)) {
       if (isWireDataObject(value)) {
+        if (types.isNativeError(value)) return this.walkError(value as Error, parent, seg);
         try {
           return copyOfData(value);
         } catch (err) {
