@@ -62,6 +62,29 @@ describe("leases not refreshed within the scheduler's leaseTimeoutMs", () => {
     await multi.release();
   });
 
+  it.each(["inproc", "tcp"] as const)(
+    "are kept under names an object would not carry, %s (`__proto__`, `constructor`)",
+    async (protocol) => {
+      const { cluster, client: a } = await testCluster({
+        workers: 0,
+        protocol,
+        scheduler: { leaseTimeoutMs: LEASE_TIMEOUT_MS },
+      });
+      const b = await cluster.client();
+      const lock = a.lock("__proto__");
+      const slots = a.semaphore("constructor");
+      expect(await lock.acquire()).toBe(true);
+      expect(await slots.acquire()).toBe(true);
+      const [l, s] = await Promise.all([
+        b.lock("__proto__").acquire({ timeoutMs: 5 * LEASE_TIMEOUT_MS }),
+        b.semaphore("constructor").acquire({ timeoutMs: 5 * LEASE_TIMEOUT_MS }),
+      ]);
+      expect([l, s]).toEqual([false, false]);
+      await lock.release();
+      await slots.release();
+    },
+  );
+
   it("a MultiLock whose locks expired says it no longer holds them once a refresh tells it", async () => {
     const { cluster, client: a } = await testCluster({
       workers: 0,

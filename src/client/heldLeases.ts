@@ -69,16 +69,23 @@ export class HeldLeases {
   /** Refresh every lease held, in one request (also run by the timer). */
   async refresh(): Promise<void> {
     if (this.held.size === 0) return;
-    const semaphores: Record<string, string[]> = {};
-    const locks: Record<string, string[]> = {};
+    // By name in Maps, sent as pairs: a lock may be named `__proto__` or `constructor`.
+    const semaphores = new Map<string, string[]>();
+    const locks = new Map<string, string[]>();
     const multiLocks: string[] = [];
     for (const [id, { kind, name }] of this.held) {
-      if (kind === "multi-lock") multiLocks.push(id);
-      else (((kind === "lock" ? locks : semaphores)[name] ??= []) as string[]).push(id);
+      if (kind === "multi-lock") {
+        multiLocks.push(id);
+        continue;
+      }
+      const byName = kind === "lock" ? locks : semaphores;
+      const ids = byName.get(name);
+      if (ids === undefined) byName.set(name, [id]);
+      else ids.push(id);
     }
     let answer: unknown;
     try {
-      answer = await this.send({ semaphores, locks, multiLocks });
+      answer = await this.send({ semaphores: [...semaphores], locks: [...locks], multiLocks });
     } catch {
       return; // the client closed, or lost its scheduler: its leases went with it
     }

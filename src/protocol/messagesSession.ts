@@ -585,14 +585,16 @@ export interface MultiLockRequestMsg {
 /**
  * The leases a client holds, refreshed (Dask's `semaphore_refresh_leases`),
  * so that the scheduler does not expire them after its `leaseTimeoutMs`:
- * semaphore and lock leases by name, and granted multi-lock requests. Answered
- * with `{gone}`, those of them the client no longer holds (expired).
+ * semaphore and lock leases as `[name, leases]` pairs, and granted multi-lock
+ * requests. Answered with `{gone}`, those of them the client no longer holds
+ * (expired). Pairs, not an object keyed by name: a lock may be named
+ * `__proto__` or `constructor`, which an object would not carry as given.
  */
 export interface LeaseRefreshRequestMsg {
   readonly op: "lease-refresh";
   readonly requestId: number;
-  readonly semaphores: Readonly<Record<string, readonly string[]>>;
-  readonly locks: Readonly<Record<string, readonly string[]>>;
+  readonly semaphores: readonly (readonly [name: string, leases: readonly string[]])[];
+  readonly locks: readonly (readonly [name: string, leases: readonly string[]])[];
   readonly multiLocks: readonly string[];
 }
 

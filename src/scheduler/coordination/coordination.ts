@@ -284,10 +284,10 @@ export class Coordination {
   private refresh(client: string, msg: Record<string, unknown>): { gone: string[] } {
     const r = leaseRefreshOf(msg);
     const gone: string[] = [];
-    for (const [name, ids] of Object.entries(r.semaphores)) {
+    for (const [name, ids] of r.semaphores) {
       gone.push(...this.semaphores.refresh(client, name, ids));
     }
-    for (const [name, ids] of Object.entries(r.locks)) {
+    for (const [name, ids] of r.locks) {
       gone.push(...this.locks.refresh(client, name, ids));
     }
     gone.push(...this.multiLocks.refresh(client, r.multiLocks));

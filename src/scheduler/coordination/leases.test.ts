@@ -63,8 +63,8 @@ describe("leases not refreshed within the lease timeout", () => {
       clock.t = t;
       const refresh = {
         requestId: 4,
-        semaphores: { S: ["s1"] },
-        locks: { L: ["l1"] },
+        semaphores: [["S", ["s1"]]],
+        locks: [["L", ["l1"]]],
         multiLocks: ["m1"],
       };
       expect(c.answer("a", "lease-refresh", refresh)).toEqual({ gone: [] });
@@ -76,8 +76,8 @@ describe("leases not refreshed within the lease timeout", () => {
     // A refresh after expiry takes nothing back (Dask's would, overbooking the semaphore).
     const late = {
       requestId: 5,
-      semaphores: { S: ["s1"] },
-      locks: { L: ["l1"] },
+      semaphores: [["S", ["s1"]]],
+      locks: [["L", ["l1"]]],
       multiLocks: ["m1"],
     };
     expect(c.answer("a", "lease-refresh", late)).toEqual({ gone: ["s1", "l1", "m1"] });
@@ -128,10 +128,39 @@ describe("leases not refreshed within the lease timeout", () => {
     );
   });
 
+  it("are refreshed under any name, `__proto__` and `constructor` too", () => {
+    const { c, clock } = setUp();
+    c.answer("a", "lock-acquire", {
+      requestId: 1,
+      name: "__proto__",
+      lease: "l1",
+      timeoutMs: null,
+    });
+    c.answer("a", "semaphore-acquire", {
+      requestId: 2,
+      name: "constructor",
+      lease: "s1",
+      maxLeases: 1,
+      timeoutMs: null,
+    });
+    clock.t = 200;
+    const refresh = {
+      requestId: 3,
+      locks: [["__proto__", ["l1"]]],
+      semaphores: [["constructor", ["s1"]]],
+    };
+    expect(c.answer("a", "lease-refresh", refresh)).toEqual({ gone: [] });
+    clock.t = 400;
+    expect(c.expireLeases(300, nobodyAlive)).toEqual([]);
+  });
+
   it("refuse a malformed refresh", () => {
     const { c } = setUp();
-    expect(() => c.answer("a", "lease-refresh", { requestId: 1, locks: { L: [3] } })).toThrow(
+    expect(() => c.answer("a", "lease-refresh", { requestId: 1, locks: [["L", [3]]] })).toThrow(
       /lease-refresh: locks\[L\] must be an array of non-empty strings/,
+    );
+    expect(() => c.answer("a", "lease-refresh", { requestId: 1, locks: { L: ["l"] } })).toThrow(
+      /lease-refresh: locks must be an array of \[name, lease ids\] pairs/,
     );
     expect(() => c.answer("a", "lease-refresh", { requestId: 1, multiLocks: "m" })).toThrow(
       /multiLocks must be an array/,

@@ -38,9 +38,9 @@ export function leaseBlockedGapMs(leaseTimeoutMs: number): number {
 /** The leases a client refreshes: by lock or semaphore name, and its multi-lock requests. */
 export interface LeaseRefresh {
   /** The semaphore leases, by semaphore name. */
-  readonly semaphores: Readonly<Record<string, readonly string[]>>;
+  readonly semaphores: ReadonlyMap<string, readonly string[]>;
   /** The lock leases, by lock name. */
-  readonly locks: Readonly<Record<string, readonly string[]>>;
+  readonly locks: ReadonlyMap<string, readonly string[]>;
   /** The granted multi-lock requests, by id. */
   readonly multiLocks: readonly string[];
 }
@@ -52,20 +52,31 @@ function idList(what: string, v: unknown): string[] {
   return v as string[];
 }
 
-function byName(what: string, v: unknown): Record<string, string[]> {
-  if (typeof v !== "object" || v === null || Array.isArray(v)) {
-    throw new TypeError(`lease-refresh: ${what} must be an object of lease ids by name`);
+/**
+ * `[name, leases]` pairs, as a Map: the wire carries pairs, not an object keyed
+ * by name, since a name may be `__proto__` (which msgpackr reads as
+ * `__proto_`, and an object literal's assignment takes as its prototype) or
+ * `constructor` (which a plain object already has).
+ */
+function byName(what: string, v: unknown): Map<string, string[]> {
+  const pairs = `lease-refresh: ${what} must be an array of [name, lease ids] pairs`;
+  if (!Array.isArray(v)) throw new TypeError(pairs);
+  const out = new Map<string, string[]>();
+  for (const pair of v) {
+    if (!Array.isArray(pair) || pair.length !== 2 || typeof pair[0] !== "string") {
+      throw new TypeError(pairs);
+    }
+    const [name, ids] = pair as [string, unknown];
+    out.set(name, [...(out.get(name) ?? []), ...idList(`${what}[${name}]`, ids)]);
   }
-  const out: Record<string, string[]> = {};
-  for (const [name, ids] of Object.entries(v)) out[name] = idList(`${what}[${name}]`, ids);
   return out;
 }
 
 /** The refresh a `lease-refresh` request asks; a TypeError for a malformed one. */
 export function leaseRefreshOf(msg: Record<string, unknown>): LeaseRefresh {
   return {
-    semaphores: byName("semaphores", msg.semaphores ?? {}),
-    locks: byName("locks", msg.locks ?? {}),
+    semaphores: byName("semaphores", msg.semaphores ?? []),
+    locks: byName("locks", msg.locks ?? []),
     multiLocks: idList("multiLocks", msg.multiLocks ?? []),
   };
 }
