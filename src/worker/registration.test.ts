@@ -1,4 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { freePort } from "../cli/commands/contactAddress.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
@@ -106,3 +108,25 @@ async function until(done: () => boolean): Promise<void> {
     await sleep(20);
   }
 }
+
+describe("a worker's registration lets the worker go", () => {
+  it("a worker closed soon after it registered can be collected at once: the wait for the scheduler's answer does not hold it until deathTimeoutMs", async () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    const scheduler = await Scheduler.start({ listen: "inproc://registration-collected" });
+    open.push(scheduler);
+    // Before, the answer's timeout (deathTimeoutMs, 30 s by default) went on after the
+    // answer came, holding the worker, its state and its logs: a cluster scaling workers
+    // up and down kept every worker closed within that time.
+    const collected = await (async () => {
+      const worker = await testWorker(scheduler.address, { deathTimeoutMs: 60_000 });
+      await worker.close();
+      return new WeakRef(worker);
+    })();
+    for (let i = 0; i < 20 && collected.deref() !== undefined; i++) {
+      await sleep(10);
+      gc();
+    }
+    expect(collected.deref()).toBeUndefined();
+  });
+});

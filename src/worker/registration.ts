@@ -169,8 +169,12 @@ async function askToRegister(
   // VM, a long GC), or is not a weft scheduler: before, a `weft worker` started during a
   // pause of 30 s or more ended with exit 2 however long it had been told to wait.
   const waitMs = answerWaitMs(o.deathTimeoutMs, host.startedAt);
+  // Cancelled once the answer came: a pending timer held this function's context
+  // (the host: the worker, its state and logs) until it fired, so that a worker
+  // closed within deathTimeoutMs of its start (scaled down, restarted) stayed in memory.
+  const answered = new AbortController();
   const timeout = Number.isFinite(waitMs)
-    ? sleep(waitMs, null, { ref: false }).then(() => {
+    ? sleep(waitMs, null, { ref: false, signal: answered.signal }).then(() => {
         throw new Error(
           `the scheduler at ${o.scheduler} did not answer register-worker within ${waitMs} ms${waitMs < (o.deathTimeoutMs ?? 0) ? ` (what was left of deathTimeoutMs, ${o.deathTimeoutMs} ms, from the start)` : ""}`,
         );
@@ -201,6 +205,7 @@ async function askToRegister(
     return typeof reply === "object" ? reply : null;
   } finally {
     clearInterval(unanswered);
+    answered.abort();
   }
 }
 
