@@ -6,6 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { BroadcastChannel, type Worker as Thread } from "node:worker_threads";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { ExecuteOutcome, RunControl } from "./executor.ts";
@@ -404,5 +406,29 @@ describe("PiscinaExecutor.loadModules", () => {
       await executor.close();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("PiscinaExecutor's start", () => {
+  it("lets a closed executor be collected at once: the wait for its first thread does not hold it for startTimeoutMs", async () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    // Before, the start's timeout (60 s by default) went on after a thread answered and
+    // held the executor, its pool and channel: every worker closed within a minute of
+    // its start (a cluster scaling up and down) stayed in memory that long.
+    const collected = await (async () => {
+      const executor = await PiscinaExecutor.start({
+        nthreads: 1,
+        taskModules: [TEST_TASKS],
+        startTimeoutMs: 600_000,
+      });
+      await executor.close();
+      return new WeakRef(executor);
+    })();
+    for (let i = 0; i < 20 && collected.deref() !== undefined; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      gc();
+    }
+    expect(collected.deref()).toBeUndefined();
   });
 });

@@ -179,15 +179,19 @@ export class PiscinaExecutor implements Executor {
       executor.watchExit(thread.id);
       void executor.onThreadEnded(thread.id);
     });
+    // Cleared once a thread answered: a pending timer held this function's context
+    // (the executor, its pool) until it fired, so that a worker closed within
+    // startTimeoutMs of its start (scaled down, restarted) stayed in memory.
+    let timer: ReturnType<typeof setTimeout> | undefined;
     try {
       const reply: unknown = await Promise.race([
         pool.run({ kind: "ping", loaded: [] } satisfies ThreadJob),
-        new Promise((_, reject) =>
-          setTimeout(
+        new Promise((_, reject) => {
+          timer = setTimeout(
             () => reject(new Error("timed out waiting for a pool thread to start")),
             o.startTimeoutMs ?? 60_000,
-          ).unref(),
-        ),
+          ).unref();
+        }),
       ]);
       if (!isReply(reply) || reply.kind !== "pong") throw new Error("unexpected answer to ping");
       executor.taskNames = reply.tasks;
@@ -195,6 +199,8 @@ export class PiscinaExecutor implements Executor {
       await executor.close();
       const why = err instanceof Error ? err.message : String(err);
       throw new Error(`worker thread pool failed to start: ${why}`, { cause: err });
+    } finally {
+      clearTimeout(timer);
     }
     return executor;
   }
