@@ -33,6 +33,28 @@ describe("coordination calls of one client on one name, not awaited each", () =>
     await expect(plain.get({ timeoutMs: 0 })).rejects.toThrow(/timed out/);
   });
 
+  it("keep their order past a call refused before it sent (its value cannot be copied)", async () => {
+    const { client } = await testCluster({ workers: 1 });
+    const f = client.submit(inc, 1);
+    await f;
+    const v = client.variable("V");
+    // The refused set gives up its turn at once, while the first still publishes its futures.
+    const set = v.set({ f: [f] });
+    const refused = v.set({ g: () => 1 });
+    const again = v.set(2);
+    await expect(refused).rejects.toThrow(/function/);
+    await Promise.all([set, again]);
+    expect(await v.get({ timeoutMs: 0 })).toBe(2);
+
+    const q = client.queue("Q");
+    const first = q.put({ f: [f] });
+    const bad = q.put({ g: () => 1 });
+    const size = q.qsize();
+    await expect(bad).rejects.toThrow(/function/);
+    await first;
+    expect(await size).toBe(1);
+  });
+
   it("wait for the earlier ones to be sent, not answered: a put waiting for room lets a get in", async () => {
     const { client } = await testCluster({ workers: 0 });
     const q = client.queue<number>("F", { maxsize: 1 });

@@ -17,7 +17,8 @@ export class SendOrder {
   /**
    * Run `prepare`, then, once every earlier call on `key` has sent or failed,
    * `send` with what it prepared, which must send before it first awaits:
-   * its promise. A `prepare` that throws gives up the turn and rejects.
+   * its promise. A `prepare` that throws rejects, its turn ending once the
+   * earlier calls have sent.
    */
   async inOrder<P, R>(
     key: string,
@@ -25,19 +26,26 @@ export class SendOrder {
     send: (prepared: P) => Promise<R>,
   ): Promise<R> {
     const before = this.last.get(key);
-    let sent!: () => void;
+    let resolveMine!: () => void;
     const mine = new Promise<void>((resolve) => {
-      sent = resolve;
+      resolveMine = resolve;
     });
     this.last.set(key, mine);
+    const done = (): void => {
+      resolveMine();
+      if (this.last.get(key) === mine) this.last.delete(key);
+    };
     let answer: Promise<R>;
     try {
       const prepared = await prepare();
       if (before !== undefined) await before;
       answer = send(prepared);
     } finally {
-      sent();
-      if (this.last.get(key) === mine) this.last.delete(key);
+      // A call that gave up before its turn (its value refused) still ends its
+      // turn only after the earlier calls have sent: the later ones, waiting for
+      // it alone, would otherwise overtake those (set(a); set(bad); set(b) left a).
+      if (before === undefined) done();
+      else void before.then(done);
     }
     return answer;
   }
