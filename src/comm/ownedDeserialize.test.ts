@@ -31,6 +31,18 @@ describe("deserializeOwned", () => {
     expect(gotBig.buffer).toBe(bytes.buffer);
   });
 
+  it("reads two large arrays of one size in place: together they fill the bytes", () => {
+    // Each keeps the other and the value's framing behind it: not a small part of the bytes.
+    const value = { a: new Uint8Array(1_000_000).fill(1), b: new Uint8Array(1_000_000).fill(2) };
+    const bytes = serialize(value);
+    const got = deserializeOwned(bytes) as typeof value;
+    // (Booleans: a failure printing two 1 MB buffers would overwhelm the runner.)
+    expect(got.a.buffer === bytes.buffer).toBe(true);
+    expect(got.b.buffer === bytes.buffer).toBe(true);
+    expect(Buffer.from(got.a).equals(Buffer.from(value.a))).toBe(true);
+    expect(Buffer.from(got.b).equals(Buffer.from(value.b))).toBe(true);
+  });
+
   it("keeps what the structured clone keeps: shared views, and the values around them", () => {
     const shared = Uint16Array.from([1, 2]);
     const cyc: Record<string, unknown> = { shared };
