@@ -126,3 +126,20 @@ describe("tasks pinned to their worker", () => {
     s.validateState();
   });
 });
+
+describe("a task restricted to a name its worker bears that is also a host", () => {
+  test("stays stealable: the other workers of that host may run it", () => {
+    const s = new SchedulerState({ validate: true, workerSaturation: Number.POSITIVE_INFINITY });
+    // A worker named after its host (as `--name $(hostname)` gives), and another there.
+    s.handleStimulus(
+      t.registerWorker("tcp://10.0.0.5:4001", 1, {}, undefined, { name: "10.0.0.5" }),
+      t.registerWorker("tcp://10.0.0.5:4002", 1, {}, undefined, { name: "other" }),
+    );
+    const graph = tasks(4, () => t.task([], { workers: ["10.0.0.5"] }));
+    s.handleStimulus(t.updateGraph("c", graph, Object.keys(graph)));
+    const tracking = s.workStealing;
+    const stealable = Object.keys(graph).filter((key) => tracking.keyStealable.has(task(s, key)));
+    expect(stealable.sort()).toEqual(Object.keys(graph).sort());
+    s.validateState();
+  });
+});

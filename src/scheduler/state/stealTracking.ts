@@ -81,7 +81,7 @@ const NO_INPUTS: StealTimeRatio = Object.freeze({ costMultiplier: 0, level: 0 })
 /**
  * Whether only `ws` may ever run `ts`: restricted, not loosely, to it alone by
  * its address or name (unique among the workers while it is connected; a host
- * may gain workers). No thief could take such a task, and kept stealable, every
+ * may gain workers, so a name that is also the worker's host pins nothing). No thief could take such a task, and kept stealable, every
  * round of work stealing walked each of them, looking for one: 8.4 ms a round
  * (ten a second) with 50,000 tasks pinned to a busy worker and another idle.
  * (Dask keeps no restricted task stealable.)
@@ -89,7 +89,10 @@ const NO_INPUTS: StealTimeRatio = Object.freeze({ costMultiplier: 0, level: 0 })
 function isPinnedTo(ts: TaskState, ws: WorkerInfo): boolean {
   const named = ts.workerRestrictions;
   if (named === null || named.loose) return false;
-  for (const name of named.names) if (name !== ws.address && name !== ws.name) return false;
+  for (const name of named.names) {
+    // A worker named after its host (`--name $(hostname)`): the name also names every worker there.
+    if (name !== ws.address && (name !== ws.name || name === ws.host)) return false;
+  }
   return true;
 }
 
