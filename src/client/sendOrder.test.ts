@@ -65,3 +65,44 @@ describe("coordination calls of one client on one name, not awaited each", () =>
     expect(await q.get({ timeoutMs: 0 })).toBe(2);
   });
 });
+
+describe("SendOrder", () => {
+  it("a call whose prepare fails lets the later ones go only after the earlier ones sent", async () => {
+    const { SendOrder } = await import("./sendOrder.ts");
+    const order = new SendOrder();
+    const sent: string[] = [];
+    let prepared!: () => void;
+    const slow = new Promise<void>((resolve) => {
+      prepared = resolve;
+    });
+    // A set whose value's futures are being published, a set refusing its value, a delete.
+    const a = order.inOrder(
+      "k",
+      () => slow,
+      async () => void sent.push("a"),
+    );
+    const b = order.inOrder(
+      "k",
+      () => {
+        throw new TypeError("not data");
+      },
+      async () => void sent.push("b"),
+    );
+    const c = order.inOrder(
+      "k",
+      () => null,
+      async () => void sent.push("c"),
+    );
+    await expect(b).rejects.toThrow("not data");
+    prepared();
+    await Promise.all([a, c]);
+    expect(sent).toEqual(["a", "c"]);
+    // And the turn is given up for good: a later call on the name is not held back.
+    await order.inOrder(
+      "k",
+      () => null,
+      async () => void sent.push("d"),
+    );
+    expect(sent).toEqual(["a", "c", "d"]);
+  });
+});
