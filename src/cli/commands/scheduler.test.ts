@@ -370,6 +370,10 @@ describe("weft scheduler's options", () => {
     });
   });
 
+  it("--lease-timeout inf never expires leases, as leaseTimeoutMs: Infinity", async () => {
+    expect((await optionsWith({ leaseTimeout: "inf" })).leaseTimeoutMs).toBe(Infinity);
+  });
+
   it("reach the scheduler, each of them, and their defaults otherwise", async () => {
     expect(
       await optionsWith({

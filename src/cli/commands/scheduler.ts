@@ -26,7 +26,7 @@ export function schedulerCommand(ctx: CliContext): Command {
     )
     .option(
       "--lease-timeout <ms>",
-      "release a lock, multi-lock or semaphore lease its client has not refreshed for this long (a client frozen: stopped, a VM paused); clients refresh every third of it, as Dask's lease-timeout",
+      "release a lock, multi-lock or semaphore lease its client has not refreshed for this long (a client frozen: stopped, a VM paused); clients refresh every third of it, as Dask's lease-timeout; inf: never",
       "30000",
     )
     .option("--validate", "check the state machine after every stimulus (slow)")

@@ -72,6 +72,15 @@ function workerTtlMs(text: string): number {
 }
 
 /**
+ * `--lease-timeout` in ms; "inf" never expires leases (the option's `Infinity`,
+ * as Dask's leases before it had a timeout, for clients that may sleep holding
+ * a lock); throws a clear error.
+ */
+function leaseTimeoutMs(text: string): number {
+  return text === "inf" ? Number.POSITIVE_INFINITY : positiveInt("--lease-timeout", text);
+}
+
+/**
  * Run a scheduler until `stop` resolves (SIGINT/SIGTERM in production).
  * Prints its address on stdout once listening: on a wildcard host
  * (`0.0.0.0`, `[::]`), one of this machine's that workers elsewhere can use
@@ -104,7 +113,7 @@ export async function runScheduler(
       listen,
       validate: opts.validate === true,
       workerTtlMs: workerTtlMs(opts.workerTtl),
-      leaseTimeoutMs: positiveInt("--lease-timeout", opts.leaseTimeout ?? "30000"),
+      leaseTimeoutMs: leaseTimeoutMs(opts.leaseTimeout ?? "30000"),
       ...(opts.idleTimeout !== undefined
         ? { idleTimeoutMs: durationMs("--idle-timeout", opts.idleTimeout) }
         : {}),
