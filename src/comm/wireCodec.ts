@@ -37,6 +37,8 @@
  *   but not joined nor read, which encoding writes back as the same extension.
  * - Decoding a map key `"__proto__"` yields `"__proto_"` (msgpackr's guard; the
  *   client refuses such keys before they reach the wire).
+ * - Decoded strings are copies of their own text, not slices of the message's
+ *   (see `ownStrings.ts`), so that a key kept for long keeps nothing else.
  */
 
 import { addExtension, Packr, Unpackr } from "msgpackr";
@@ -49,6 +51,7 @@ import {
   ForwardedClonedValue,
   isForwarded,
 } from "./forwardedBytes.ts";
+import { ownString, ownStrings } from "./ownStrings.ts";
 import { UnreadableValueError } from "./unreadableValue.ts";
 
 /** Extension type of a `Map`. */
@@ -239,7 +242,10 @@ addExtension({
       throw new Error("malformed Map extension: expected an array of key/value pairs");
     }
     const out = new Map<unknown, unknown>();
-    for (let i = 0; i < flat.length; i += 2) out.set(flat[i], flat[i + 1]);
+    for (let i = 0; i < flat.length; i += 2) {
+      const key = flat[i];
+      out.set(typeof key === "string" ? ownString(key) : key, flat[i + 1]);
+    }
     return out;
   },
 });
@@ -479,7 +485,7 @@ export function decodeMessage(
   let msg: unknown;
   let failed: Error | null = null;
   try {
-    msg = unpackr.unpack(payload);
+    msg = ownStrings(unpackr.unpack(payload));
   } catch (err) {
     throw new SerializationError(`malformed frame: ${(err as Error).message}`, { cause: err });
   } finally {
