@@ -63,10 +63,7 @@ function search(
   if (typeof v !== "object" || v === null) return;
   const isMap = v instanceof Map;
   if (!isMap && !(v instanceof Set) && !isContainer(v)) return;
-  if (path.includes(v)) {
-    if (within !== null) return; // data, not searched: a cycle there is allowed
-    throw new TypeError(`${op}: the argument contains a reference cycle`);
-  }
+  if (revisits(v, path, op, within)) return;
   if (path.length >= MAX_SEARCH_DEPTH) {
     throw new TypeError(`${op}: the argument nests deeper than ${MAX_SEARCH_DEPTH} levels`);
   }
@@ -94,6 +91,21 @@ function search(
   path.pop();
 }
 
+/**
+ * Whether `v` is on the `path` being searched: a reference cycle, refused but
+ * within a Map or a Set (data there, not searched, where a cycle is allowed).
+ */
+function revisits(
+  v: object,
+  path: readonly object[],
+  op: string,
+  within: "Map" | "Set" | null,
+): boolean {
+  if (!path.includes(v)) return false;
+  if (within !== null) return true;
+  throw new TypeError(`${op}: the argument contains a reference cycle`);
+}
+
 /** `search` of the proxy `p`: of its contents, read once, as an array's or a plain object's. */
 function searchProxy(
   p: object,
@@ -103,10 +115,7 @@ function searchProxy(
   steps: PathStep[],
   within: "Map" | "Set" | null,
 ): void {
-  if (path.includes(p)) {
-    if (within !== null) return;
-    throw new TypeError(`${op}: the argument contains a reference cycle`);
-  }
+  if (revisits(p, path, op, within)) return;
   const contents = proxyContents(p, () => `${op}: ${placeOf(steps)}`);
   if (contents === null) return;
   path.push(p);
