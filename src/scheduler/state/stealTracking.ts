@@ -81,10 +81,12 @@ const NO_INPUTS: StealTimeRatio = Object.freeze({ costMultiplier: 0, level: 0 })
 /**
  * Whether only `ws` may ever run `ts`: restricted, not loosely, to it alone by
  * its address or name (unique among the workers while it is connected; a host
- * may gain workers, so a name that is also the worker's host pins nothing). No thief could take such a task, and kept stealable, every
- * round of work stealing walked each of them, looking for one: 8.4 ms a round
- * (ten a second) with 50,000 tasks pinned to a busy worker and another idle.
- * (Dask keeps no restricted task stealable.)
+ * may gain workers, so a name that is also the worker's host pins nothing).
+ * No thief could take such a task, and kept stealable, every round of work
+ * stealing walked each of them, looking for one: 8.4 ms a round (ten a
+ * second) with 50,000 tasks pinned to a busy worker and another idle. Dask
+ * 2023.7 keeps them, as every restricted task, and its `_can_steal` turns
+ * each thief down in turn; weft files them nowhere, which changes no steal.
  */
 function isPinnedTo(ts: TaskState, ws: WorkerInfo): boolean {
   const named = ts.workerRestrictions;
