@@ -6,7 +6,13 @@ import { describe, expect, it } from "vitest";
 import type { PeerPool } from "../worker/peerPool.ts";
 import { TaskModuleError } from "./errors.ts";
 import { loadOnWorkers, taskModuleUrl } from "./taskModules.ts";
-import { beforeRequest, clusterScratch, extraWorker, testCluster } from "./testCluster.ts";
+import {
+  beforeRequest,
+  CLIENT_TEST_TASKS,
+  clusterScratch,
+  extraWorker,
+  testCluster,
+} from "./testCluster.ts";
 
 const REGISTRY = new URL("../worker/taskRegistry.ts", import.meta.url).href;
 
@@ -119,6 +125,28 @@ describe("Client.loadTaskModules", () => {
       await client.loadTaskModules(path);
       // Loading it again unchanged changes nothing.
       await client.loadTaskModules(path);
+      writeFileSync(
+        path,
+        `import { defineTask } from ${JSON.stringify(REGISTRY)};\ndefineTask(${JSON.stringify(name)}, (x) => 3 * x);\n`,
+      );
+      const err = await client.loadTaskModules(path).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(TaskModuleError);
+      expect((err as Error).message).toMatch(
+        /load_task_modules: file:.*later\.double-.*\.mjs changed since this worker imported it: a module imported stays imported/,
+      );
+      expect(await client.submitWith({ pure: false }, name, 5)).toBe(10);
+    });
+  }
+
+  for (const executor of ["inline", "threads"] as const) {
+    it(`a module the workers imported as they started (the taskModules option), changed on disk since, is refused too (${executor})`, async () => {
+      const { path, name } = moduleDefining();
+      const { client } = await testCluster({
+        executor,
+        threadsPerWorker: 2,
+        taskModules: [CLIENT_TEST_TASKS, pathToFileURL(path)],
+      });
+      expect(await client.submitWith({ pure: false }, name, 5)).toBe(10);
       writeFileSync(
         path,
         `import { defineTask } from ${JSON.stringify(REGISTRY)};\ndefineTask(${JSON.stringify(name)}, (x) => 3 * x);\n`,

@@ -5,7 +5,8 @@
  * went on running the old code, silently, where Dask's `upload_file` reloads
  * it; and a worker joining later imports the new code, the cluster then
  * running two versions under the same names. A worker refuses such a load
- * instead, saying so.
+ * instead, saying so: of the modules loaded through clients and of its own
+ * task modules (`taskModules`), imported as it started.
  */
 
 import { fileDigest } from "../util/fileDigest.ts";

@@ -107,6 +107,16 @@ export class ClusterCode {
     for (const m of modules) if (!this.loadedModules.includes(m)) this.loadedModules.push(m);
   }
 
+  /**
+   * The executor imported the worker's own task modules (`weft worker --tasks`,
+   * the `taskModules` option): their bytes are noted as those loaded through
+   * clients are, so that a client's load of one edited since is refused too
+   * (the old code would go on running, silently).
+   */
+  startModulesImported(urls: readonly string[]): void {
+    this.digests.note(urls);
+  }
+
   /** The nanny plugin of the register reply that restarts the worker (see `takeRegisterReply`), or null. */
   get restartDue(): string | null {
     return this.nannyRestart;

@@ -387,6 +387,7 @@ export class Worker extends BaseWorker {
         () => this.executors.start(),
         (late) => late.close(),
       );
+      this.code.startModulesImported(o.taskModules);
       refuseMemoryLimitTooSmall(this.memory, o);
       deadline.doing = `listening at ${o.listen}`;
       this.listener = await this.starting.step(
