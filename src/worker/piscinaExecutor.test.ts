@@ -72,6 +72,18 @@ describe("PiscinaExecutor", () => {
     expect(got.small.buffer.byteLength).toBe(3);
   });
 
+  it("a small array in an argument beside a large one does not keep the whole arguments' bytes allocated on the thread", async () => {
+    // A task keeping the small one (a module-level cache) would keep all of them.
+    const o = await go("bufferLengths", [
+      { small: Uint8Array.from([1, 2, 3]), big: new Uint8Array(1_600_000).fill(4) },
+    ]);
+    expect(o.status).toBe("ok");
+    const lengths = (o as { value: { small: number; big: number } }).value;
+    expect(lengths.small).toBe(3);
+    // The large one is read in place, not copied: its buffer holds the arguments' framing too.
+    expect(lengths.big).toBeGreaterThan(1_600_000);
+  });
+
   it("moves the serialized arguments to the thread rather than copying them; large values cross whole", async () => {
     const pool = (executor as unknown as { pool: { run: (...a: unknown[]) => unknown } }).pool;
     const spy = vi.spyOn(pool, "run");

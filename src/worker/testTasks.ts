@@ -122,3 +122,8 @@ defineTask("busySpan", (ms: number) => {
 // Garbage: a million small objects let go of at once, and the thread's heap in use.
 defineTask("makeGarbage", () => Array.from({ length: 1_000_000 }, (_, i) => ({ i })).length);
 defineTask("heapUsed", () => getHeapStatistics().used_heap_size);
+
+/** The byte length of the buffer behind each typed array of `arrays`, as the task sees them. */
+defineTask("bufferLengths", (arrays: Record<string, ArrayBufferView>) =>
+  Object.fromEntries(Object.entries(arrays).map(([k, a]) => [k, a.buffer.byteLength])),
+);

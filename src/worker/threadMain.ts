@@ -5,9 +5,10 @@
  * cloned fails its task with a clear error instead of killing the thread.
  */
 
-import { deserialize, serialize } from "node:v8";
+import { serialize } from "node:v8";
 import { BroadcastChannel, threadId } from "node:worker_threads";
 import { Piscina } from "piscina";
+import { deserializeOwned } from "../comm/ownedDeserialize.ts";
 import { jobLabel, makeError, wallSeconds } from "./executor.ts";
 import { importTaskModule } from "./importTaskModule.ts";
 import { ownBuffer } from "./ownBuffer.ts";
@@ -197,7 +198,9 @@ export async function handle(job: ThreadJob): Promise<ThreadReply> {
     );
   }
   try {
-    args = deserialize(job.args);
+    // A small typed array of an argument that the task keeps (a module-level
+    // cache) would otherwise keep the whole arguments' bytes allocated on this thread.
+    args = deserializeOwned(job.args);
   } catch (err) {
     return failedBeforeRun(
       "DataCloneError",
