@@ -28,6 +28,7 @@ import { CommAbortedError, CommClosedError, ConnectError } from "./errors.ts";
 import { forEachMessage } from "./forEachMessage.ts";
 import { messageLength, messageSegments } from "./messageLayout.ts";
 import { lowerPeerLimit, type PeerLimit, peerLimitBelow, sendLimitError } from "./peerLimit.ts";
+import { UnreadableValueError } from "./unreadableValue.ts";
 import {
   decodeMessage,
   type EncodedMessage,
@@ -66,6 +67,17 @@ type BridgeFrame =
       readonly k: "msg";
       readonly payload: Uint8Array;
       readonly buffers: readonly OutOfBandBuffer[];
+    }
+  /**
+   * From the main thread: a message arrived whole on its connection but a
+   * value in it cannot be read (an `UnreadableValueError`, of which the
+   * request's or answer's `op` and `id` are kept, and what reading threw).
+   */
+  | {
+      readonly k: "unreadable";
+      readonly op: string | null;
+      readonly id: number | null;
+      readonly why: string;
     }
   /**
    * The other end closed: orderly (`error` null) or not. From the thread
@@ -168,6 +180,25 @@ function frameOf({ payload, buffers }: EncodedMessage): BridgeFrame {
   return { k: "msg", payload, buffers };
 }
 
+/** The frame of a message the main thread's connection could not read a value of. */
+function unreadableFrame(err: UnreadableValueError): BridgeFrame {
+  return {
+    k: "unreadable",
+    // What the readers use (a request's op, its id to answer), and cloneable.
+    op: typeof err.op === "string" ? err.op : null,
+    id: typeof err.id === "number" ? err.id : null,
+    why: err.cause instanceof Error ? err.cause.message : err.message,
+  };
+}
+
+/** The thread's error for a message its main thread's connection could not read a value of. */
+function unreadableOf(frame: { op: string | null; id: number | null; why: string }) {
+  return new UnreadableValueError(new Error(frame.why), {
+    ...(frame.op !== null ? { op: frame.op } : {}),
+    ...(frame.id !== null ? { id: frame.id } : {}),
+  });
+}
+
 let nextId = 0;
 
 /** The thread's end of a bridged connection. */
@@ -182,6 +213,8 @@ class BridgeComm extends CommBase {
   readonly limitSendsTo?: (maxMessageBytes: number, whose: string) => void;
   /** The main thread's connection's own limit, which this applies too; absent with none. */
   readonly maxMessageBytes?: number;
+  /** See {@link readUnreadable}. */
+  private readsUnreadable = false;
 
   constructor(
     readonly peerAddress: string,
@@ -205,9 +238,23 @@ class BridgeComm extends CommBase {
     if (frame.k === "msg") {
       const msg = decodedOr(frame, (err) => this.abort(err));
       if (msg !== UNDECODABLE) this.deliver(msg);
+    } else if (frame.k === "unreadable") {
+      // As a TCP comm: received by a reader that asked, else the connection closes with it.
+      const err = unreadableOf(frame);
+      if (this.readsUnreadable) this.deliver(err);
+      else this.abort(err);
     } else if (frame.k === "closed") {
       this.finish(frame.error === null ? null : new CommClosedError(frame.error));
     }
+  }
+
+  /**
+   * As a TCP comm's: the main thread's connection always reads a message with
+   * a value that cannot be read as the error (see `serveBridge`), and this end
+   * closes the connection with it unless its reader asked to receive it.
+   */
+  readUnreadable(): void {
+    this.readsUnreadable = true;
   }
 
   send(msg: unknown, limit?: PeerLimit): Promise<void> {
@@ -344,6 +391,10 @@ export async function serveBridge(
     channel.close();
     return;
   }
+  // A message with a value that cannot be read is handed to the thread, whose reader
+  // receives it if it asked (an rpc, which fails that call alone), or closes the
+  // connection with it: read by nobody here, it closed the connection under any reader.
+  comm.readUnreadable?.();
   const onAbort = () => comm.abort(new CommAbortedError("the worker's executor closed"));
   if (signal.aborted) onAbort();
   signal.addEventListener("abort", onAbort, { once: true });
@@ -367,7 +418,7 @@ export async function serveBridge(
   try {
     await forEachMessage(comm, (m) => {
       try {
-        post(channel, encoded(m));
+        post(channel, m instanceof UnreadableValueError ? unreadableFrame(m) : encoded(m));
       } catch (err) {
         comm.abort(asError(err));
       }

@@ -27,6 +27,13 @@ export class ThreadConnection implements Comm {
   /** The wrapped comm's own limit, where it has one. */
   readonly maxMessageBytes?: number;
 
+  /**
+   * The wrapped comm's, where it has one (TCP): the bridge asks it, so that an
+   * rpc of the thread whose request or answer holds a value that cannot be
+   * read fails that call alone, rather than the connection closing under it.
+   */
+  readonly readUnreadable?: () => void;
+
   constructor(
     private readonly comm: Comm,
     /**
@@ -40,6 +47,7 @@ export class ThreadConnection implements Comm {
     if (comm.limitSendsTo !== undefined) {
       this.limitSendsTo = (maxMessageBytes, whose) => comm.limitSendsTo?.(maxMessageBytes, whose);
     }
+    if (comm.readUnreadable !== undefined) this.readUnreadable = () => comm.readUnreadable?.();
   }
 
   get localAddress(): string {
