@@ -1,6 +1,7 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { memoryLogger } from "../worker/testWorker.ts";
 import { replyTo } from "./clientRequests.ts";
-import type { Scheduler } from "./scheduler.ts";
+import { Scheduler } from "./scheduler.ts";
 import { startTestScheduler } from "./testPeer.ts";
 
 const open: Scheduler[] = [];
@@ -75,5 +76,18 @@ describe("the requests a client makes of the scheduler server", () => {
     const s = await start();
     expect(replyTo(s, "c", { op: "counters", requestId: 1.5 })).toBeNull();
     expect(s.countersSnapshot.rejectedMessages).toBe(1);
+  });
+
+  it("logs a failed dump-state as such, not as a request of the scheduler's code", async () => {
+    const { logger, records } = memoryLogger();
+    const s = await Scheduler.start({ listen: "inproc://requests", validate: true, logger });
+    open.push(s);
+    s.state.log.toArray = () => {
+      throw new Error("no log to read");
+    };
+    expect(replyTo(s, "c", { op: "dump-state", requestId: 1 })).toBeNull();
+    await vi.waitFor(() => expect(records.some((r) => r.reason === "no log to read")).toBe(true));
+    const failed = records.find((r) => r.reason === "no log to read");
+    expect(failed).toMatchObject({ op: "dump-state", msg: "a client's dump-state request failed" });
   });
 });

@@ -93,6 +93,22 @@ const CODE_OPS: ReadonlySet<string> = new Set<CodeOp>([
 ]);
 const COORDINATION: ReadonlySet<string> = new Set(COORDINATION_OPS);
 
+/**
+ * What the scheduler logs when a request of {@link CODE_OPS} failed: one that
+ * runs the scheduler's code says so; the others (a dump, the profiler) name
+ * themselves, as nothing of the user's code failed there.
+ */
+function failedLine(op: CodeOp): string {
+  switch (op) {
+    case "run-on-scheduler":
+    case "register-scheduler-plugin":
+    case "unregister-scheduler-plugin":
+      return "a client's request of the scheduler's code failed";
+    default:
+      return `a client's ${op} request failed`;
+  }
+}
+
 /** True if `op` names a request to the server. */
 export function isRequestOp(op: unknown): op is ClientRequestOp {
   return typeof op === "string" && REQUEST_OPS.has(op);
@@ -449,10 +465,7 @@ export function replyTo(
       (result) => host.router.toClient(client, { op: "reply", requestId: id, result }),
       (err: unknown) => {
         const why = err instanceof Error ? err.message : String(err);
-        host.logger.warn(
-          { op: msg.op, reason: why },
-          "a client's request of the scheduler's code failed",
-        );
+        host.logger.warn({ op: msg.op, reason: why }, failedLine(msg.op as CodeOp));
         host.router.toClient(client, { op: "reply", requestId: id, error: why });
       },
     );
