@@ -132,7 +132,9 @@ describe("Client.loadTaskModules", () => {
       const err = await client.loadTaskModules(path).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(TaskModuleError);
       expect((err as Error).message).toMatch(
-        /load_task_modules: file:.*later\.double-.*\.mjs changed since this worker imported it: a module imported stays imported/,
+        new RegExp(
+          `load_task_modules: file:.*later\\.double-.*\\.mjs changed since this ${executor === "inline" ? "process" : "worker"} imported it: a module imported stays imported`,
+        ),
       );
       expect(await client.submitWith({ pure: false }, name, 5)).toBe(10);
     });
@@ -154,10 +156,44 @@ describe("Client.loadTaskModules", () => {
       const err = await client.loadTaskModules(path).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(TaskModuleError);
       expect((err as Error).message).toMatch(
-        /load_task_modules: file:.*later\.double-.*\.mjs changed since this worker imported it: a module imported stays imported/,
+        new RegExp(
+          `load_task_modules: file:.*later\\.double-.*\\.mjs changed since this ${executor === "inline" ? "process" : "worker"} imported it: a module imported stays imported`,
+        ),
       );
       expect(await client.submitWith({ pure: false }, name, 5)).toBe(10);
     });
+  }
+
+  for (const executor of ["inline", "threads"] as const) {
+    for (const how of ["taskModules", "loadTaskModules"] as const) {
+      it(`a module changed on disk, then client.restart(): ${executor === "inline" ? "refused still, the process keeping the old code" : "the new threads import the new code, and its load is accepted"} (${executor}, ${how})`, async () => {
+        const { path, name } = moduleDefining();
+        const { client } = await testCluster({
+          executor,
+          threadsPerWorker: 2,
+          taskModules: [CLIENT_TEST_TASKS, ...(how === "taskModules" ? [pathToFileURL(path)] : [])],
+        });
+        if (how === "loadTaskModules") await client.loadTaskModules(path);
+        expect(await client.submitWith({ pure: false }, name, 5)).toBe(10);
+        writeFileSync(
+          path,
+          `import { defineTask } from ${JSON.stringify(REGISTRY)};\ndefineTask(${JSON.stringify(name)}, (x) => 3 * x);\n`,
+        );
+        await client.restart();
+        if (executor === "inline") {
+          // The new workers imported it in the process's module cache: Node.js gave them the old module.
+          const err = await client.loadTaskModules(path).catch((e: unknown) => e);
+          expect(err).toBeInstanceOf(TaskModuleError);
+          expect((err as Error).message).toMatch(
+            /load_task_modules: file:.*later\.double-.*\.mjs changed since this process imported it: a module imported stays imported/,
+          );
+          expect(await client.submitWith({ pure: false }, name, 5)).toBe(10);
+        } else {
+          await client.loadTaskModules(path);
+          expect(await client.submitWith({ pure: false }, name, 5)).toBe(15);
+        }
+      });
+    }
   }
 
   it("a worker that joins as the scheduler records the modules is asked first: one failing keeps them from being recorded", async () => {

@@ -81,6 +81,28 @@ const missingImports = new Map<string, { next: number; missing: string | null }>
 const failedImports = new Map<string, { next: number; digest: string | null }>();
 
 /**
+ * The digest of the bytes Node.js evaluated for each module imported on this
+ * thread, by the URL asked for (what {@link importedDigest} gives), and of
+ * each URL asked under, read as its first import began (`null`: not a file,
+ * or unreadable). The module cache is the thread's and outlives the workers
+ * importing in it (a `LocalCluster`'s inline workers, after
+ * `client.restart()`): a later import of the URL gets the module first
+ * evaluated, whatever its file holds now, so the first import's bytes are
+ * kept, not those read after a later one.
+ */
+const importedDigests = new Map<string, string | null>();
+const askedDigests = new Map<string, string | null>();
+
+/**
+ * The digest of the bytes of `url` that Node.js evaluated on this thread (the
+ * file as its first import that succeeded began: see `fileDigest`), `null` if
+ * they could not be read, `undefined` if it was not imported here.
+ */
+export function importedDigest(url: string): string | null | undefined {
+  return importedDigests.get(url);
+}
+
+/**
  * `import(url)`, registering tsx first when Node.js cannot load the TypeScript
  * module by itself; once an import of it failed for want of a module it
  * imports, or failed otherwise and its file changed since, under another URL
@@ -89,8 +111,11 @@ const failedImports = new Map<string, { next: number; digest: string | null }>()
 export async function importModule(url: string): Promise<Record<string, unknown>> {
   const retry = retryOf(url);
   const asked = retry === 0 ? url : withParam(url, "weft-retry", String(retry));
+  if (!askedDigests.has(asked)) askedDigests.set(asked, isFileUrl(url) ? fileDigest(url) : null);
   try {
-    return await importOnce(asked);
+    const module = await importOnce(asked);
+    if (!importedDigests.has(url)) importedDigests.set(url, askedDigests.get(asked) ?? null);
+    return module;
   } catch (err) {
     // Once for the imports of one URL that failed together (two workers of a process).
     const first = Math.max(missingImports.get(url)?.next ?? 0, failedImports.get(url)?.next ?? 0);

@@ -76,7 +76,9 @@ export class ClusterCode {
   private readonly loadedModules: string[] = [];
 
   /** The bytes of the task modules loaded, to refuse loading one changed since (`loadTaskModules`). */
-  private readonly digests = new LoadedModuleDigests();
+  private readonly digests = new LoadedModuleDigests(
+    () => this.host.executors.main?.kind === "inline",
+  );
 
   /**
    * Settles once the register reply is taken, or the worker closes first:
