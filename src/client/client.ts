@@ -28,6 +28,7 @@ import type {
   SchedulerCounters,
   TaskStreamRecord,
   WorkerIdentity,
+  WorkerPluginSpec,
 } from "../protocol/messagesSession.ts";
 import { containLogger } from "../util/containedLogger.ts";
 import { callGuarded } from "../util/guardedCall.ts";
@@ -1173,20 +1174,10 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     options: WorkerPluginOptions = {},
   ): Promise<Record<string, "OK">> {
     this.checkOpen();
-    const spec = workerPluginSpec(factory, options);
-    return this.registrations.track(
+    return this.registerOnEach(
+      "registerWorkerPlugin",
       "worker",
-      spec.name,
-      onEveryWorker(
-        () => this.workers(),
-        (addresses) =>
-          this.cuttingLeavers(addOnEach(this.peers, addresses, spec, WORKER_PLUGIN_RPCS)),
-        async (asked) =>
-          unaskedIn(
-            "registerWorkerPlugin",
-            await this.conn.request("register-worker-plugin", { ...spec, ...askedFields(asked) }),
-          ),
-      ),
+      workerPluginSpec(factory, options),
     );
   }
 
@@ -1228,21 +1219,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     options: NannyPluginOptions = {},
   ): Promise<Record<string, "OK">> {
     this.checkOpen();
-    const spec = nannyPluginSpec(factory, options);
-    return this.registrations.track(
-      "nanny",
-      spec.name,
-      onEveryWorker(
-        () => this.nannyWorkers(),
-        (addresses) =>
-          this.cuttingLeavers(addOnEach(this.peers, addresses, spec, NANNY_PLUGIN_RPCS)),
-        async (asked) =>
-          unaskedIn(
-            "registerNannyPlugin",
-            await this.conn.request("register-nanny-plugin", { ...spec, ...askedFields(asked) }),
-          ),
-      ),
-    );
+    return this.registerOnEach("registerNannyPlugin", "nanny", nannyPluginSpec(factory, options));
   }
 
   /**
@@ -1263,6 +1240,35 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * {@link unregisterWorkerPlugin} (`kind` "worker") and
    * {@link unregisterNannyPlugin} ("nanny"), `what` naming the call.
    */
+  /**
+   * Set up the worker or nanny plugin `spec` on every worker that takes it,
+   * and have the scheduler record it for those to come (the other workers it
+   * asks, joined meanwhile): what `registerWorkerPlugin` and
+   * `registerNannyPlugin` do, tracked so that an unregistration of the name
+   * begins once it is over.
+   */
+  private registerOnEach(
+    what: string,
+    kind: "worker" | "nanny",
+    spec: WorkerPluginSpec,
+  ): Promise<Record<string, "OK">> {
+    const op = kind === "worker" ? "register-worker-plugin" : "register-nanny-plugin";
+    const [holders, rpcs] =
+      kind === "worker"
+        ? [() => this.workers(), WORKER_PLUGIN_RPCS]
+        : [() => this.nannyWorkers(), NANNY_PLUGIN_RPCS];
+    return this.registrations.track(
+      kind,
+      spec.name,
+      onEveryWorker(
+        holders,
+        (addresses) => this.cuttingLeavers(addOnEach(this.peers, addresses, spec, rpcs)),
+        async (asked) =>
+          unaskedIn(what, await this.conn.request(op, { ...spec, ...askedFields(asked) })),
+      ),
+    );
+  }
+
   private async unregisterOnEach(
     what: string,
     kind: "worker" | "nanny",
