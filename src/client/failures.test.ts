@@ -498,6 +498,20 @@ describe("a LocalCluster replaces a worker that stops on a fault", () => {
     await eventually(() => cluster.scheduler.status === "closed", 5_000, "the cluster closed");
   });
 
+  it("workers closed by close(), the last one included, leave it open: futures wait for a worker scale starts", async () => {
+    const { cluster, client } = await testCluster({ workers: 2, maxWorkerRestarts: 0 });
+    // One given up on a fault while the other runs: nothing closes yet.
+    breakWorker(cluster.workers[0]);
+    await eventually(() => cluster.scheduler.state.workers.size === 1, 5_000, "one worker left");
+    await cluster.workers[1].close();
+    const pending = client.submit(inc, 41);
+    await sleep(100);
+    expect(cluster.scheduler.status).not.toBe("closed");
+    expect(pending.status).toBe("pending");
+    await cluster.scale(1);
+    expect(await pending).toBe(42);
+  });
+
   it("refuses a negative maxWorkerRestarts", async () => {
     await expect(testCluster({ maxWorkerRestarts: -1 })).rejects.toThrow(
       /maxWorkerRestarts must be an integer ≥ 0, got -1/,

@@ -89,9 +89,11 @@ export interface LocalClusterOptions {
    * lost the scheduler) is replaced by a new one, per worker slot, as Dask's
    * nanny restarts a dead worker. Default 5; 0 never replaces. A task whose
    * workers keep dying ends as `KilledWorker` (the scheduler's
-   * `allowedFailures`). When no worker is left running and none will be
-   * replaced or is starting (`scale`), the cluster closes itself, so waiting
-   * futures fail instead of waiting forever.
+   * `allowedFailures`). When a worker given up on leaves no worker running,
+   * being replaced or starting (`scale`), the cluster closes itself, so waiting
+   * futures fail instead of waiting forever. Workers closed by `close()` calls,
+   * the last one included, leave it open: its futures wait for a worker
+   * `scale` starts, as Dask's do.
    */
   maxWorkerRestarts?: number;
 }
