@@ -21,7 +21,6 @@ export const SHARED_FORK_FILES: readonly string[] = [
   "src/bench/streamFile.test.ts",
   "src/cli/commands/contactAddress.test.ts",
   "src/cli/commands/context.test.ts",
-  "src/cli/commands/outputFile.test.ts",
   "src/cli/conformance.test.ts",
   "src/cli/conformanceRunner.test.ts",
   "src/cli/testBuiltCommand.test.ts",

@@ -6,9 +6,9 @@
 import type { ClusterDumpFormat } from "../../client/clusterDump.ts";
 import { dumpEncodingOf } from "../../protocol/clusterDump/encoding.ts";
 import { dumpFileName } from "../../protocol/clusterDump/write.ts";
+import { directoryProblem, fileNameProblem, outputProblem } from "../../util/outputFile.ts";
 import type { ConnectCliOptions } from "./connectOptions.ts";
 import { type CliContext, EXIT } from "./context.ts";
-import { directoryProblem, fileNameProblem, outputProblem } from "./outputFile.ts";
 import { sayingItWaits } from "./waitNotice.ts";
 import { withClient } from "./withClient.ts";
 

@@ -16,12 +16,12 @@ import { printedTo, TASK_OUTPUT_TOPICS } from "../../client/taskPrint.ts";
 import type { FrameLimits } from "../../comm/comm.ts";
 import type { TlsCredentials } from "../../comm/tls.ts";
 import { weftLogger } from "../../util/logger.ts";
+import { outputProblem } from "../../util/outputFile.ts";
 import { plural } from "../../util/plural.ts";
 import { readSchedulerFile } from "../../util/schedulerFile.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { GraphInputError, jsonFriendly, loadGraphInput } from "./graphInput.ts";
 import { connectThroughSchedulerFile } from "./liveSchedulerFile.ts";
-import { outputProblem } from "./outputFile.ts";
 import { waitingForFileLine, waitingForSchedulerLine } from "./schedulerChoice.ts";
 import type { FrameLimitCliOptions, TlsCliOptions } from "./serverOptions.ts";
 import {

@@ -23,8 +23,8 @@ import { addResult, emptySummary, type SimSummary, seedsPassSafeRange } from "..
 import { type ShrinkResult, shrink } from "../../sim/shrink.ts";
 import { type SimResult, Simulation, simulate } from "../../sim/simulation.ts";
 import { optionsWithoutEffect } from "../../sim/workloadOptions.ts";
+import { fileNameProblem, outputProblem } from "../../util/outputFile.ts";
 import { type CliContext, EXIT } from "./context.ts";
-import { fileNameProblem, outputProblem } from "./outputFile.ts";
 import { BAR_KEEPS_TERMINAL, progressBar } from "./progress.ts";
 import { untilSignal } from "./serveUntil.ts";
 import { SIM_OPTION_FLAGS, withSimFlags } from "./simFlags.ts";
