@@ -1720,7 +1720,8 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * compute and transfer time by task prefix and by worker (with how busy each
    * worker's threads were), and the runs finished, erred and keys transferred.
    * Self-contained (no scripts or assets). Written also when `body` throws,
-   * whose error is then rethrown; resolves with what `body` gives. The task
+   * whose error is then rethrown; resolves with what `body` gives. A `path`
+   * that cannot be written is refused before `body` runs. The task
    * stream holds the scheduler's last 100,000 runs (`taskStreamLength`): the
    * report says how many it lacks. With `profile: true` the workers' threads
    * are profiled meanwhile ({@link profile}), and the report says where their

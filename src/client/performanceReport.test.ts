@@ -1,6 +1,6 @@
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SchedulerCounters } from "../protocol/messagesSession.ts";
 import {
@@ -152,10 +152,12 @@ describe("Client.performanceReport", () => {
     await expect(client.performanceReport(path, "code" as never)).rejects.toThrow(
       "performanceReport: expected the code to report on, as a function",
     );
-    // A report that cannot be written rejects, saying where.
+    // A report that cannot be written rejects, saying where and why.
     await expect(
       client.performanceReport(join(path, "not-a-dir", "r.html"), () => 1),
-    ).rejects.toThrow(/ENOTDIR|ENOENT/);
+    ).rejects.toThrow(
+      /^performanceReport: cannot write to .*not-a-dir\/r\.html: .* is not a directory$/,
+    );
   });
 });
 
@@ -195,17 +197,42 @@ describe("performanceReport, with a stand-in source", () => {
     expect(await readFile(path, "utf8")).not.toContain("threw");
   });
 
-  it("the code's error wins over a report that cannot be written, which rejects otherwise", async () => {
+  it("a path that cannot be written is refused before the code runs, rather than its value lost after", async () => {
     const { source } = standIn();
-    const path = join(await reportPath(), "not-a-dir", "r.html");
+    const dir = dirname(await reportPath());
+    let ran = 0;
+    const code = () => ++ran;
     for (const options of [{}, { profile: true }]) {
+      await expect(
+        performanceReport(source, join(dir, "not-a-dir", "r.html"), code, options),
+      ).rejects.toThrow(/^performanceReport: cannot write to .*not-a-dir.*: no such directory: /);
+      await expect(performanceReport(source, dir, code, options)).rejects.toThrow(
+        /^performanceReport: cannot write to .*: it is a directory$/,
+      );
+    }
+    expect(ran).toBe(0);
+  });
+
+  it("the code's error wins over a report that cannot be written once it is over, which rejects otherwise", async () => {
+    const { source } = standIn();
+    for (const options of [{}, { profile: true }]) {
+      // Writable when asked, gone by the end: the code takes the directory away.
+      let path = join(await reportPath(), "..", "gone", "r.html");
+      await mkdir(dirname(path));
       const code = async () => {
+        await rm(dirname(path), { recursive: true });
         throw new Error("the code broke");
       };
       await expect(performanceReport(source, path, code, options)).rejects.toThrow(
         "the code broke",
       );
-      await expect(performanceReport(source, path, () => 1, options)).rejects.toThrow(/ENOENT/);
+      path = join(await reportPath(), "..", "gone", "r.html");
+      await mkdir(dirname(path));
+      const works = async () => {
+        await rm(dirname(path), { recursive: true });
+        return 1;
+      };
+      await expect(performanceReport(source, path, works, options)).rejects.toThrow(/ENOENT/);
     }
   });
 

@@ -17,6 +17,7 @@ import { showValue } from "../util/showValue.ts";
 import { checkProfileSettings } from "../worker/profiler.ts";
 import { PERFORMANCE_REPORT_OPTIONS, PROFILE_SETTINGS_OPTIONS } from "./optionNames.ts";
 import { busyMs, type ClusterProfile, type ProfileOptions } from "./profile.ts";
+import { checkWritablePath } from "./writablePath.ts";
 
 /** What the report is made of. */
 export interface PerformanceReportData {
@@ -258,6 +259,8 @@ export async function performanceReport<T>(
     checkKnownOptions("performanceReport: profile", profiling, PROFILE_SETTINGS_OPTIONS);
     checkProfileSettings("performanceReport: profile", profiling.intervalUs, profiling.maxMs);
   }
+  // Before the code runs: a report that could not be written after it would take its value along.
+  await checkWritablePath("performanceReport", path);
   const before = await source.counters();
   const start = Date.now() / 1000;
   if (profiling === false) {

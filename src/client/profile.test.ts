@@ -309,6 +309,18 @@ describe("client.profile", () => {
     }
   });
 
+  it("a path that cannot be written is refused before the code runs, rather than its value lost after", async () => {
+    const { client } = await testCluster();
+    let ran = 0;
+    const missing = join(tmpdir(), `weft-profile-missing-${process.pid}`, "p.cpuprofile");
+    await expect(client.profile(() => ++ran, { path: missing })).rejects.toThrow(
+      /^profile: cannot write to .*weft-profile-missing-.*: no such directory: /,
+    );
+    expect(ran).toBe(0);
+    // Nothing was started: the workers take a profile at once.
+    expect((await client.profile(() => 7)).value).toBe(7);
+  });
+
   it("an error of the code is rethrown once the profile is written; bad options are refused", async () => {
     const { client } = await testCluster();
     const path = join(tmpdir(), `weft-profile-err-${process.pid}.cpuprofile`);

@@ -21,6 +21,7 @@ import {
 } from "../worker/profiler.ts";
 import { callEachWorker } from "./askWorkers.ts";
 import { PROFILE_OPTIONS } from "./optionNames.ts";
+import { checkWritablePath } from "./writablePath.ts";
 
 /** Options of `Client.profile`. */
 export interface ProfileOptions {
@@ -34,7 +35,10 @@ export interface ProfileOptions {
    * for it. Default 600,000 (10 minutes).
    */
   readonly maxMs?: number;
-  /** Also write the merged profile to this file (a `.cpuprofile`), even if the code throws. */
+  /**
+   * Also write the merged profile to this file (a `.cpuprofile`), even if the code
+   * throws. A path that cannot be written is refused before the code runs.
+   */
   readonly path?: string | URL;
   /** Also profile the scheduler's thread (listed as worker `"scheduler"`). Default false. */
   readonly scheduler?: boolean;
@@ -334,6 +338,8 @@ export async function profileWhile<T>(
     );
   }
   const { intervalUs, maxMs } = profileSettings(options);
+  // Before the code runs: a profile that could not be written after it would take its value along.
+  if (options.path !== undefined) await checkWritablePath("profile", options.path);
   // In address order, as the other requests to every worker report.
   const chosen = await workersOf();
   const addresses = [...chosen.addresses].sort();
