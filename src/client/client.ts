@@ -35,6 +35,7 @@ import { callGuarded } from "../util/guardedCall.ts";
 import { checkKnownOptions } from "../util/knownOptions.ts";
 import { envLogLevel, weftLogger } from "../util/logger.ts";
 import { type LogRecord, logCountProblem } from "../util/logRecords.ts";
+import { dumpNameProblem } from "../util/outputFile.ts";
 import { showValue } from "../util/showValue.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { PeerPool } from "../worker/peerPool.ts";
@@ -1629,7 +1630,9 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * (`.msgpack`, `.yml`, `.yaml.gz`, …): then it is written so, gzipped or
    * not. The other format's extension is no exception, as in Dask's: `"x.yaml"`
    * with `format: "msgpack"` writes `x.yaml.msgpack.gz`. A worker that cannot be asked has the text
-   * of the error in its place. Resolves with the path written.
+   * of the error in its place. A name that is a directory or ends in `/`, or
+   * whose directory takes no file, is refused before the cluster is asked.
+   * Resolves with the path written.
    */
   async dumpClusterState(
     filename = "weft-cluster-dump",
@@ -1641,6 +1644,11 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     if (problem !== null) throw new TypeError(`dumpClusterState: ${problem}`);
     const format = options.format ?? "msgpack";
     const path = dumpFileName(filename, format);
+    // Before the cluster is asked: as weft dump refuses them, a name ending in / or
+    // naming a directory wrote a hidden .msgpack.gz there (or DIR.msgpack.gz beside
+    // it), and a directory not there failed only once every worker had answered.
+    const unwritable = await dumpNameProblem(filename, path);
+    if (unwritable !== null) throw new Error(`dumpClusterState: ${filename}: ${unwritable}`);
     const scheduler = joinedSchedulerDump(await this.conn.request("dump-state", {}));
     const addresses = (await this.workers()).map((w) => w.address);
     const workers = await this.cuttingLeavers(workerDumps(this.peers, addresses, this.id));

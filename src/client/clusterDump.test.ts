@@ -112,7 +112,30 @@ describe("dumpClusterState", () => {
     await expect(client.dumpClusterState("x", { format: "json" as never })).rejects.toThrow(
       /format must be "msgpack" or "yaml", got "json"/,
     );
-    await expect(client.dumpClusterState(join(dir, "no-such-dir", "d"))).rejects.toThrow(/ENOENT/);
+  });
+
+  it("refuses, before asking the cluster, a name it could not write where it points, as weft dump does", async () => {
+    const { client } = await testCluster({ workers: 1 });
+    const asked: string[] = [];
+    const conn = (
+      client as unknown as { conn: { request(op: string, ...rest: unknown[]): unknown } }
+    ).conn;
+    const request = conn.request.bind(conn);
+    conn.request = (op, ...rest) => {
+      asked.push(op);
+      return request(op, ...rest);
+    };
+    await expect(client.dumpClusterState(join(dir, "no-such-dir", "d"))).rejects.toThrow(
+      `dumpClusterState: ${join(dir, "no-such-dir", "d")}: no such directory: ${join(dir, "no-such-dir")}`,
+    );
+    // Not a hidden .msgpack.gz in it, nor DIR.msgpack.gz beside it.
+    await expect(client.dumpClusterState(`${dir}/`)).rejects.toThrow(
+      `dumpClusterState: ${dir}/: it names a directory (it ends with /)`,
+    );
+    await expect(client.dumpClusterState(dir)).rejects.toThrow(
+      `dumpClusterState: ${dir}: it is a directory`,
+    );
+    expect(asked).not.toContain("dump-state");
   });
 
   it("writes a name with any dump extension of its format in that encoding, read back by it", async () => {

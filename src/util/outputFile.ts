@@ -57,3 +57,17 @@ export async function fileNameProblem(name: string): Promise<string | null> {
     return null; // a name that does not exist yet: the other checks say what else is wrong
   }
 }
+
+/**
+ * Why a cluster dump cannot be written under `name`, which the format's extension
+ * made `path`: the name cannot be one ({@link fileNameProblem}), its directory takes
+ * no file, or the file there cannot be replaced (said of `path` when the extension
+ * was added); or null. Asked before the cluster is asked for its state, by `weft
+ * dump` and `client.dumpClusterState` alike.
+ */
+export async function dumpNameProblem(name: string, path: string): Promise<string | null> {
+  const inDirectory = (await fileNameProblem(name)) ?? (await directoryProblem(name));
+  if (inDirectory !== null) return inDirectory;
+  const asFile = await outputProblem(path);
+  return asFile === null || path === name ? asFile : `${path}: ${asFile}`;
+}

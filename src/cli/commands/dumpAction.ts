@@ -6,7 +6,7 @@
 import type { ClusterDumpFormat } from "../../client/clusterDump.ts";
 import { dumpEncodingOf } from "../../protocol/clusterDump/encoding.ts";
 import { dumpFileName } from "../../protocol/clusterDump/write.ts";
-import { directoryProblem, fileNameProblem, outputProblem } from "../../util/outputFile.ts";
+import { dumpNameProblem } from "../../util/outputFile.ts";
 import type { ConnectCliOptions } from "./connectOptions.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { sayingItWaits } from "./waitNotice.ts";
@@ -55,10 +55,7 @@ export async function runDump(
   // it cannot be written in) is said before.
   const output = opts.output ?? "weft-cluster-dump";
   const path = dumpFileName(output, format.format);
-  const inDirectory = (await fileNameProblem(output)) ?? (await directoryProblem(output));
-  const asFile = inDirectory === null ? await outputProblem(path) : null;
-  const unwritable =
-    inDirectory ?? (asFile === null || path === output ? asFile : `${path}: ${asFile}`);
+  const unwritable = await dumpNameProblem(output, path);
   if (unwritable !== null) {
     ctx.stderr.write(`weft dump: -o ${output}: ${unwritable}\n`);
     ctx.exitCode = EXIT.usage;
