@@ -42,6 +42,7 @@
  */
 
 import { addExtension, Packr, Unpackr } from "msgpackr";
+import { type ActiveCodec, activeCodec, withActiveCodec } from "./activeCodec.ts";
 import { clonedBytes, rawBytesProblem, rawKind, valueOfClonedBytes } from "./clonedBytes.ts";
 import { ClonedValue } from "./clonedValue.ts";
 import { SerializationError } from "./errors.ts";
@@ -87,6 +88,23 @@ let decoding: readonly OutOfBandBuffer[] = [];
 let forwarding = false;
 /** The first error reading a value of the message being decoded (see {@link UnreadableValueError}). */
 let unreadable: Error | null = null;
+
+/**
+ * This copy's handling of out-of-band buffers, which the extensions registered
+ * by any copy of weft in the thread hand their work to while this copy encodes
+ * or decodes a message (see `activeCodec.ts`).
+ */
+const thisCodec: ActiveCodec = { outOfBandRef, unpackBytes, unpackClonedValue };
+
+/** Extension 0x76, read by the copy at work. */
+function unpackClonedValueOfActive(ref: Buffer): unknown {
+  return activeCodec(thisCodec).unpackClonedValue(ref);
+}
+
+/** Extension 0x62, read by the copy at work. */
+function unpackBytesOfActive(ref: Buffer): unknown {
+  return activeCodec(thisCodec).unpackBytes(ref);
+}
 
 /**
  * What `read` reads of the message being decoded; null if it throws, the error
@@ -155,9 +173,9 @@ addExtension({
   type: CLONED_VALUE_EXTENSION_TYPE,
   pack(v: ClonedValue): Buffer {
     const { bytes, kind } = clonedBytes(v.value);
-    return outOfBandRef(bytes, kind);
+    return activeCodec(thisCodec).outOfBandRef(bytes, kind);
   },
-  unpack: unpackClonedValue,
+  unpack: unpackClonedValueOfActive,
 });
 
 /**
@@ -173,13 +191,13 @@ function addForwardedExtension(
     Class,
     type,
     pack(f: ForwardedBuffer): Buffer {
-      return outOfBandRef(f.pieces, f.kind);
+      return activeCodec(thisCodec).outOfBandRef(f.pieces, f.kind);
     },
     unpack,
   });
 }
 
-addForwardedExtension(ForwardedClonedValue, CLONED_VALUE_EXTENSION_TYPE, unpackClonedValue);
+addForwardedExtension(ForwardedClonedValue, CLONED_VALUE_EXTENSION_TYPE, unpackClonedValueOfActive);
 
 /** A large typed array, `Buffer` or `ArrayBuffer` on its way to the wire (see {@link OUT_OF_BAND_MIN_BYTES}). */
 class WireBytes {
@@ -204,12 +222,12 @@ addExtension({
   pack(w: WireBytes): Buffer {
     const { bytes, kind } = clonedBytes(w.value);
     if (kind === null) throw new Error("out-of-band bytes of a value not sent raw");
-    return outOfBandRef(bytes, kind);
+    return activeCodec(thisCodec).outOfBandRef(bytes, kind);
   },
-  unpack: unpackBytes,
+  unpack: unpackBytesOfActive,
 });
 
-addForwardedExtension(ForwardedBytes, OUT_OF_BAND_BYTES_EXTENSION_TYPE, unpackBytes);
+addForwardedExtension(ForwardedBytes, OUT_OF_BAND_BYTES_EXTENSION_TYPE, unpackBytesOfActive);
 
 /** `-0` on its way to the wire. */
 class WireNegativeZero {}
@@ -440,11 +458,11 @@ export function encodeMessage(msg: unknown): EncodedMessage {
   encoding = buffers;
   try {
     try {
-      return { payload: packr.pack(prepared), buffers };
+      return { payload: withActiveCodec(thisCodec, () => packr.pack(prepared)), buffers };
     } catch (err) {
       if (!/variableMapSize/.test((err as Error).message)) throw err;
       buffers.length = 0;
-      return { payload: largePackr.pack(prepared), buffers };
+      return { payload: withActiveCodec(thisCodec, () => largePackr.pack(prepared)), buffers };
     }
   } catch (err) {
     throw new SerializationError(`cannot encode message: ${(err as Error).message}`, {
@@ -485,7 +503,7 @@ export function decodeMessage(
   let msg: unknown;
   let failed: Error | null = null;
   try {
-    msg = ownStrings(unpackr.unpack(payload));
+    msg = ownStrings(withActiveCodec(thisCodec, () => unpackr.unpack(payload)));
   } catch (err) {
     throw new SerializationError(`malformed frame: ${(err as Error).message}`, { cause: err });
   } finally {
