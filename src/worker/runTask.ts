@@ -17,7 +17,7 @@ import {
   wallSeconds,
 } from "./executor.ts";
 import {
-  Reschedule,
+  isReschedule,
   runInTask,
   runInTaskSync,
   TASK_CONTEXT_MODULE,
@@ -200,15 +200,6 @@ async function settle(
   }
   outcome = valueOutcome(value, label, start, run, finish);
   return run.sent === null ? outcome : afterSent(run, outcome);
-}
-
-/** `err instanceof Reschedule`, false where that throws (a Proxy whose `getPrototypeOf` trap throws). */
-function isReschedule(err: unknown): boolean {
-  try {
-    return err instanceof Reschedule;
-  } catch {
-    return false;
-  }
 }
 
 function thrownOutcome(err: unknown, start: number, run: TaskRun): ExecuteOutcome {

@@ -40,16 +40,33 @@ export interface TaskRuntime {
 /** This module, whose frames run tasks: cut from task errors' tracebacks (see `taskFrames.ts`). */
 export const TASK_CONTEXT_MODULE = import.meta.url;
 
-const storage = new AsyncLocalStorage<TaskRuntime>();
+/** Where the running task is found: one per thread, whatever copy of weft asks. */
+interface TaskContexts {
+  /** The task of the asynchronous call in progress (see {@link runInTask}). */
+  readonly storage: AsyncLocalStorage<TaskRuntime>;
+  /** The task running synchronously right now (see {@link runInTaskSync}). */
+  sync: TaskRuntime | null;
+}
+
+/**
+ * Kept on `globalThis`, as the task registry and the scheduler's running code
+ * are: a task module may import another copy of weft than the worker runs (the
+ * build, beside the checkout's `weft worker` running the sources; a copy in
+ * the module's own `node_modules`). With a context of its own per copy, such a
+ * module's `secede()`, `rejoin()`, `getClient()` and `currentTaskKey()` threw
+ * `… must be called from inside a running task` inside a running task.
+ */
+const CONTEXTS_KEY = Symbol.for("weft.taskContexts");
+const contexts: TaskContexts = ((globalThis as Record<symbol, unknown>)[CONTEXTS_KEY] ??= {
+  storage: new AsyncLocalStorage<TaskRuntime>(),
+  sync: null,
+}) as TaskContexts;
 
 const NO_ARGS: readonly unknown[] = [];
 
-/** The task running synchronously right now (see {@link runInTaskSync}). */
-let syncRuntime: TaskRuntime | null = null;
-
 /** Run `fn` as the task `runtime` describes (used by the executors). */
 export function runInTask<T>(runtime: TaskRuntime, fn: () => T): T {
-  return storage.run(runtime, fn);
+  return contexts.storage.run(runtime, fn);
 }
 
 /**
@@ -63,17 +80,17 @@ export function runInTaskSync<T>(
   fn: (...args: never[]) => T,
   args: readonly unknown[] = NO_ARGS,
 ): T {
-  const outer = syncRuntime;
-  syncRuntime = runtime;
+  const outer = contexts.sync;
+  contexts.sync = runtime;
   try {
     return (fn as (...a: readonly unknown[]) => T)(...args);
   } finally {
-    syncRuntime = outer;
+    contexts.sync = outer;
   }
 }
 
 function runtime(what: string): TaskRuntime {
-  const rt = syncRuntime ?? storage.getStore();
+  const rt = contexts.sync ?? contexts.storage.getStore();
   if (rt === undefined) {
     // The likely mistake inside a task: a function that is not `async` calling it
     // after an await (in a .then callback), when the synchronous call is over.
@@ -133,5 +150,28 @@ export class Reschedule extends Error {
   override name = "Reschedule";
   constructor(message = "task asked to be rescheduled") {
     super(message);
+  }
+}
+
+/** Marks a {@link Reschedule} of any copy of weft (see {@link isReschedule}). */
+const RESCHEDULE_MARK = Symbol.for("weft.Reschedule");
+Object.defineProperty(Reschedule.prototype, RESCHEDULE_MARK, { value: true });
+
+/**
+ * Whether `err` is a {@link Reschedule}, that of another copy of weft included
+ * (a task module importing the build beside a worker running the sources): by
+ * `instanceof` alone, such a module's `Reschedule` was reported as the task's
+ * error. False where looking throws (a Proxy whose traps throw).
+ */
+export function isReschedule(err: unknown): boolean {
+  try {
+    return (
+      err instanceof Reschedule ||
+      (typeof err === "object" &&
+        err !== null &&
+        (err as Record<symbol, unknown>)[RESCHEDULE_MARK] === true)
+    );
+  } catch {
+    return false;
   }
 }
