@@ -1007,6 +1007,23 @@ describe("Scheduler server", () => {
     expect(s.counters.rejectedMessages).toBe(1);
   });
 
+  it("with handshakeTimeoutMs Infinity, waits for a connection's first message as long as it takes", async () => {
+    const { s, records } = await start({ handshakeTimeoutMs: Infinity });
+    const comm = await connect(s.address);
+    let closed = false;
+    void comm.closed.then(() => {
+      closed = true;
+    });
+    // A Node.js timer of Infinity fires after 1 ms: every connection was closed
+    // before it could say who it was, logged as not introducing itself in time.
+    await sleep(200);
+    expect(closed).toBe(false);
+    expect(
+      records.filter((r) => r.msg === "a connection did not introduce itself in time"),
+    ).toEqual([]);
+    comm.abort();
+  });
+
   it("logs a connection that sent what it cannot read before introducing itself; a hang-up quietly", async () => {
     const { s, records } = await start({ listen: "tcp://127.0.0.1:0" });
     const { host, port } = (() => {

@@ -377,8 +377,12 @@ export class Scheduler implements SessionHost {
 
   private async serve(comm: Comm): Promise<void> {
     let timer: ReturnType<typeof setTimeout> | undefined;
+    const limit = this.options.handshakeTimeoutMs;
     const timeout = new Promise<typeof HANDSHAKE_TIMEOUT>((resolve) => {
-      timer = setTimeout(() => resolve(HANDSHAKE_TIMEOUT), this.options.handshakeTimeoutMs);
+      // Infinity: no limit (a Node.js timer that long would fire after 1 ms).
+      if (limit !== Number.POSITIVE_INFINITY) {
+        timer = setTimeout(() => resolve(HANDSHAKE_TIMEOUT), limit);
+      }
     });
     let first: unknown;
     try {

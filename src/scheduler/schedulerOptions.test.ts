@@ -45,6 +45,25 @@ describe("resolveSchedulerOptions", () => {
     );
   });
 
+  it("refuses timer delays a Node.js timer cannot wait, which fire after 1 ms", () => {
+    for (const bad of [0, -1, 2 ** 31, 1e300, Number.NaN]) {
+      expect(() => resolveSchedulerOptions({ logger, handshakeTimeoutMs: bad })).toThrow(
+        /^Scheduler option handshakeTimeoutMs must be a number of ms > 0 and at most 2147483647 \(Infinity: no limit\), got /,
+      );
+    }
+    expect(
+      resolveSchedulerOptions({ logger, handshakeTimeoutMs: Infinity }).handshakeTimeoutMs,
+    ).toBe(Infinity);
+    for (const bad of [2 ** 31, Infinity]) {
+      expect(() => resolveSchedulerOptions({ logger, batchedSendIntervalMs: bad })).toThrow(
+        /^Scheduler option batchedSendIntervalMs must be a number of ms >= 0 and at most 2147483647, got /,
+      );
+    }
+    expect(
+      resolveSchedulerOptions({ logger, batchedSendIntervalMs: 0 }).batchedSendIntervalMs,
+    ).toBe(0);
+  });
+
   it("refuses a logger that is none", () => {
     expect(() => resolveSchedulerOptions({ logger: 5 as never })).toThrow(
       new TypeError("Scheduler option logger must be a pino logger, got 5"),

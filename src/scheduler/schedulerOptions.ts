@@ -60,7 +60,10 @@ export interface SchedulerOptions {
    * clients do not count. Default null: never.
    */
   idleTimeoutMs?: number | null;
-  /** A connection must say who it is (its first message) within this many ms. Default 10,000. */
+  /**
+   * A connection must say who it is (its first message) within this many ms:
+   * more than 0, at most 2^31 − 1, or `Infinity` (no limit). Default 10,000.
+   */
   handshakeTimeoutMs?: number;
   /**
    * How long a worker the scheduler removed and told to close (retired, or
@@ -206,6 +209,36 @@ function leaseTimeout(v: number | undefined): number {
   return v;
 }
 
+/**
+ * A delay a Node.js timer can wait, in ms (>= 0). A longer one, `Infinity`
+ * included, fires after 1 ms, with a `TimeoutOverflowWarning`.
+ */
+function timerDelay(name: string, v: number): number {
+  if (nonNegative(name, v) > MAX_TIMER_MS) {
+    throw new RangeError(
+      `Scheduler option ${name} must be a number of ms >= 0 and at most ${MAX_TIMER_MS}, got ${showValue(v)}`,
+    );
+  }
+  return v;
+}
+
+/**
+ * `handshakeTimeoutMs`: ms > 0 within a timer's range, or `Infinity` (no limit).
+ * Taken as it came, 0, `Infinity` or a delay beyond a timer's range made the
+ * scheduler close every connection that had not introduced itself within 1 ms,
+ * logging `a connection did not introduce itself in time`: a client or worker
+ * further away than the loopback, or slower to send, was never let in.
+ */
+function handshakeTimeout(v: number | undefined): number {
+  if (v === undefined) return 10_000;
+  if (typeof v !== "number" || !((v > 0 && v <= MAX_TIMER_MS) || v === Infinity)) {
+    throw new RangeError(
+      `Scheduler option handshakeTimeoutMs must be a number of ms > 0 and at most ${MAX_TIMER_MS} (Infinity: no limit), got ${showValue(v)}`,
+    );
+  }
+  return v;
+}
+
 function workStealingInterval(v: number | undefined): number {
   return timerInterval("workStealingIntervalMs", v, 100);
 }
@@ -291,11 +324,11 @@ export function resolveSchedulerOptions(o: SchedulerOptions = {}): ResolvedSched
     ...(o.tls !== undefined ? { tls: o.tls } : {}),
     validate: o.validate ?? false,
     state: stateOptions(o.state),
-    batchedSendIntervalMs: nonNegative("batchedSendIntervalMs", o.batchedSendIntervalMs ?? 2),
+    batchedSendIntervalMs: timerDelay("batchedSendIntervalMs", o.batchedSendIntervalMs ?? 2),
     workerTtlMs: ttl,
     leaseTimeoutMs: leaseTimeout(o.leaseTimeoutMs),
     idleTimeoutMs: idleTimeout(o.idleTimeoutMs),
-    handshakeTimeoutMs: nonNegative("handshakeTimeoutMs", o.handshakeTimeoutMs ?? 10_000),
+    handshakeTimeoutMs: handshakeTimeout(o.handshakeTimeoutMs),
     closeWorkerGraceMs: closeWorkerGrace(o.closeWorkerGraceMs),
     checkWorkerAddress: o.checkWorkerAddress ?? true,
     maxFrameBytes: o.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
