@@ -148,6 +148,25 @@ describe("the memory monitor", () => {
     expect(w.status).toBe("running");
   });
 
+  it.runIf(process.platform === "linux")(
+    "refuses to start a worker whose spill directory it cannot write in",
+    async () => {
+      const { cluster } = await testCluster({ workers: 1 });
+      // /proc exists and is a directory, but nothing can be made in it, whoever asks (root
+      // too). It used to start: every spill failed, its values stayed in memory, and the
+      // worker paused for good once they filled it, told only by a warning.
+      await expect(
+        extraWorker(cluster, { memoryLimit: "1MiB", spillDirectory: "/proc" }),
+      ).rejects.toThrow(
+        /^spillDirectory \/proc cannot be written in \(\w+\): the values beyond the memory target could not be spilled/,
+      );
+      // Without a memory limit nothing is spilled: it starts.
+      const w = await extraWorker(cluster, { spillDirectory: "/proc" });
+      extra.push(w);
+      expect(w.status).toBe("running");
+    },
+  );
+
   it("refuses bad options, naming them", () => {
     const base = { scheduler: "inproc://x" };
     const o = resolveWorkerOptions(base);

@@ -68,7 +68,12 @@ import { TaskExecutors } from "./taskExecutors.ts";
 import { TaskRunner } from "./taskRunner.ts";
 import { inPlaceOfUnsent } from "./unsentToScheduler.ts";
 import { updateDataHandler } from "./updateData.ts";
-import { memoryMonitorFor, refuseMemoryLimitTooSmall, spillStoreFor } from "./workerMemory.ts";
+import {
+  memoryMonitorFor,
+  refuseMemoryLimitTooSmall,
+  refuseUnwritableSpillDirectory,
+  spillStoreFor,
+} from "./workerMemory.ts";
 import {
   type ResolvedWorkerOptions,
   resolveWorkerOptions,
@@ -389,6 +394,7 @@ export class Worker extends BaseWorker {
       );
       this.code.startModulesImported(o.taskModules);
       refuseMemoryLimitTooSmall(this.memory, o);
+      refuseUnwritableSpillDirectory(o);
       deadline.doing = `listening at ${o.listen}`;
       this.listener = await this.starting.step(
         () =>

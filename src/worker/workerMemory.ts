@@ -9,6 +9,8 @@
  * `SpillStore` and `MemoryMonitor` know nothing of them.
  */
 
+import { mkdtempSync, rmdirSync } from "node:fs";
+import { join } from "node:path";
 import type { Logger } from "pino";
 import { formatBytes } from "../util/parseBytes.ts";
 import { sizeof } from "../util/sizeof.ts";
@@ -112,4 +114,29 @@ export function refuseMemoryLimitTooSmall(
         ? ', or measure only the task values held (memoryMeasure "managed")'
         : ""),
   );
+}
+
+/**
+ * Throws, as the worker starts, when a worker with a `memoryLimit` cannot make
+ * a directory in its `spillDirectory` (not writable, a read-only file system,
+ * a directory such as /proc): every spill would fail, the values beyond the
+ * target staying in memory until they paused the worker for good, told only by
+ * a warning at the first value. Dask's worker makes its spill directory as it
+ * starts, and fails then.
+ */
+export function refuseUnwritableSpillDirectory(o: ResolvedWorkerOptions): void {
+  if (o.memoryLimit === null) return;
+  let probe: string;
+  try {
+    probe = mkdtempSync(join(o.spillDirectory, ".weft-spill-check-"));
+  } catch (err) {
+    const { code, message } = err as NodeJS.ErrnoException;
+    throw new Error(
+      `spillDirectory ${o.spillDirectory} cannot be written in (${code ?? message}): the values ` +
+        "beyond the memory target could not be spilled, and would pause the worker for good; " +
+        "give a directory this worker can write in",
+      { cause: err },
+    );
+  }
+  rmdirSync(probe);
 }
