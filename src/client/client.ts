@@ -478,7 +478,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   ): Future<TaskResult<F>>;
   submit(fn: string, ...args: unknown[]): Future<unknown>;
   submit(fn: TaskDefinition<TaskFunction> | string, ...args: unknown[]): Future<unknown> {
-    return this.submitWith({}, fn as string, ...args);
+    return this.submitAs("submit", {}, fn, args);
   }
 
   /**
@@ -502,10 +502,20 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     fn: TaskDefinition<TaskFunction> | string,
     ...args: unknown[]
   ): Future<unknown> {
+    return this.submitAs("submitWith", options, fn, args);
+  }
+
+  /** {@link submitWith}, its errors naming `op`: the call the user made. */
+  private submitAs(
+    op: "submit" | "submitWith",
+    options: SubmitOptions,
+    fn: TaskDefinition<TaskFunction> | string,
+    args: unknown[],
+  ): Future<unknown> {
     this.checkOpen();
-    const name = taskName(fn, "submit");
-    const what = `submit(${name})`;
-    checkSubmitOptions("submitWith", options);
+    const name = taskName(fn, op);
+    const what = `${op}(${name})`;
+    checkSubmitOptions(op, options);
     const deps = new Set<string>();
     const prepared = argsWithRefs(args, deps, this, what);
     const key = options.key ?? (isPure(options) ? tokenize(name, prepared) : this.freshKey(name));

@@ -186,6 +186,8 @@ describe("getClient and workerClient: tasks that submit tasks", () => {
     await expect(getClient()).rejects.toThrow(
       /getClient\(\) must be called from inside a running task/,
     );
-    await expect(workerClient(async () => 1)).rejects.toThrow(/inside a running task/);
+    await expect(workerClient(async () => 1)).rejects.toThrow(
+      /^workerClient\(\) must be called from inside a running task/,
+    );
   });
 });

@@ -47,7 +47,7 @@ export async function workerClient<T>(fn: (client: Client) => Promise<T> | T): P
   if (typeof fn !== "function") {
     throw new TypeError(`workerClient: fn must be a function of the client, got ${showValue(fn)}`);
   }
-  const client = await getClient();
+  const client = (await taskClient("workerClient()")) as Client;
   secede();
   try {
     return await fn(client);

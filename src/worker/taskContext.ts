@@ -128,10 +128,11 @@ export function rejoin(): Promise<void> {
  * The client of the running task's code, connected to the worker's scheduler
  * on its thread's first call and kept for the thread's later tasks: typed and
  * documented as `getClient()` (`client/taskClient.ts`), which the client's
- * module exports.
+ * module exports. Outside a task the error names `what`, the call the user
+ * made (`workerClient()` asks for the client too).
  */
-export function taskClient(): Promise<unknown> {
-  return runtime("getClient()").client();
+export function taskClient(what = "getClient()"): Promise<unknown> {
+  return runtime(what).client();
 }
 
 /**
