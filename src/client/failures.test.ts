@@ -65,6 +65,19 @@ describe("failures reach the client", () => {
     expect(await client.get({ a: ["inc", 1], b: ["add", "a", "a"] })).toEqual({ b: 4 });
   });
 
+  it("a task error with an empty message is its name alone, as Python's format_exception_only gives it", async () => {
+    const { client } = await testCluster();
+    const bad = client.submit(boom, "");
+    const e = (await bad.catch((x: unknown) => x)) as RemoteTaskError;
+    expect(e).toBeInstanceOf(RemoteTaskError);
+    expect([e.exceptionText, e.remoteName, e.remoteMessage]).toEqual([
+      "ValueError",
+      "ValueError",
+      "",
+    ]);
+    expect(e.message).toBe(`task ${bad.key} failed: ValueError`);
+  });
+
   it("a task whose inputs exceed its worker's memory limit fails with MemoryError instead of killing workers", async () => {
     const { client } = await testCluster({ workers: 1, worker: { memoryLimit: 1_000_000 } });
     const parts = client.map(bytes, [600_000, 600_001]);

@@ -10,6 +10,18 @@ describe("errorMessage", () => {
     expect(msg.exception).toBe(err);
   });
 
+  it("gives an empty message's Error its name alone, as Python's format_exception_only", () => {
+    expect(errorMessage(new Error()).exceptionText).toBe("Error");
+    expect(errorMessage(new TypeError("")).exceptionText).toBe("TypeError");
+    class ParseFailure extends Error {
+      override name = "ParseFailure";
+    }
+    expect(errorMessage(new ParseFailure()).exceptionText).toBe("ParseFailure");
+    expect(errorMessage(new ParseFailure("line 1\nline 2")).exceptionText).toBe(
+      "ParseFailure: line 1\nline 2",
+    );
+  });
+
   it("an Error whose stack is not a string keeps its name and message", () => {
     for (const stack of [42, { frames: [] }]) {
       const err = new TypeError("bad input");

@@ -112,7 +112,9 @@ export function errorMessage(err: unknown): ErrorMessage {
       status: "error",
       exception: err,
       traceback: stack,
-      exceptionText: truncateErrorText(`${name}: ${message}`),
+      // `Error` alone for an empty message, as Python's format_exception_only
+      // gives `ValueError` for `ValueError()`, not `ValueError: `.
+      exceptionText: truncateErrorText(stackHeader(name, message)),
       tracebackText: truncateErrorText(stackFrames(stack, name, message)),
     };
   }
