@@ -82,6 +82,35 @@ describe("asCompleted", () => {
     await slow.cancel();
   });
 
+  it("a break ends it for good: count keeps the futures left, and add is refused", async () => {
+    const { client } = await oneWideWorker();
+    const slow = client.submit(slowInc, 1, 2_000);
+    const done = [client.submit(inc, 1), client.submit(inc, 2)];
+    await wait(done);
+    const it = asCompleted([...done, slow]);
+    for await (const _ of it) break;
+    // One yielded; one done and one pending never will be.
+    expect(it.count).toBe(2);
+    expect(() => it.add(client.submit(inc, 3))).toThrow(
+      /^asCompleted\.add: this asCompleted was ended by return\(\)/,
+    );
+    expect(it.count).toBe(2);
+    expect(await it.next()).toEqual({ value: undefined, done: true });
+    await slow.cancel();
+  });
+
+  it("ended by its last future, it takes more and goes on", async () => {
+    const { client } = await oneWideWorker();
+    const it = asCompleted([client.submit(inc, 1)]);
+    for await (const _ of it);
+    expect(it.count).toBe(0);
+    it.add(client.submit(inc, 2));
+    expect(it.count).toBe(1);
+    const again: unknown[] = [];
+    for await (const { future } of it) again.push(await future);
+    expect(again).toEqual([3]);
+  });
+
   it("of nothing ends at once; anything but futures is refused", async () => {
     expect(await asCompleted([]).next()).toEqual({ value: undefined, done: true });
     expect(() => asCompleted([1 as unknown as Future])).toThrow(

@@ -167,7 +167,9 @@ export interface Completed<T = unknown> {
  * `as_completed`. Each future added is yielded once, when done (a failed or
  * cancelled one too: `await` it to get its result or its error), as
  * `{ future }`. Futures may be added while iterating; the iteration ends once
- * every future added has been yielded.
+ * every future added has been yielded, and goes on if more are added then.
+ * {@link return} (a `for await`'s `break`) ends it for good: a future added
+ * after would never be yielded, so `add` refuses it.
  *
  * ```ts
  * for await (const { future } of asCompleted(futures)) console.log(future.key, await future);
@@ -181,14 +183,25 @@ export class AsCompleted<T = unknown> implements AsyncIterableIterator<Completed
   private notDone = 0;
   /** What stops waiting for each future not done yet (see {@link return}). */
   private readonly waiting = new Set<() => void>();
+  /** After {@link return}: how many futures added were not yielded then; else null. */
+  private leftAtReturn: number | null = null;
 
   constructor(futures: Iterable<Future<T>> = []) {
     for (const f of futuresOf(futures, "asCompleted", false)) this.add(f);
   }
 
-  /** Add a future: it is yielded when done. */
+  /**
+   * Add a future: it is yielded when done. Throws after {@link return}: the
+   * loop that would have yielded it is over, and a silent restart would yield
+   * it to whoever calls `next()` next, or to nobody.
+   */
   add(future: Future<T>): void {
     futuresOf([future], "asCompleted.add", false);
+    if (this.leftAtReturn !== null) {
+      throw new Error(
+        "asCompleted.add: this asCompleted was ended by return() (a for await that broke out); make a new one for more futures",
+      );
+    }
     this.notDone++;
     let stop: (() => void) | null = null;
     let fired = false;
@@ -210,9 +223,11 @@ export class AsCompleted<T = unknown> implements AsyncIterableIterator<Completed
 
   /**
    * Stop: the futures not yielded yet are let be (nothing of this iterator stays
-   * on them), and the iteration ends. `for await` calls it on a `break`.
+   * on them), and the iteration ends for good (`add` then throws). `for await`
+   * calls it on a `break`. {@link count} goes on counting the futures left.
    */
   return(): Promise<IteratorResult<Completed<T>>> {
+    this.leftAtReturn ??= this.count;
     for (const stop of this.waiting) stop();
     this.waiting.clear();
     this.notDone = 0;
@@ -221,9 +236,12 @@ export class AsCompleted<T = unknown> implements AsyncIterableIterator<Completed
     return Promise.resolve({ value: undefined, done: true });
   }
 
-  /** How many futures added are not yielded yet. */
+  /**
+   * How many futures added are not yielded yet (Dask's `count()`), done or
+   * not; after {@link return}, how many were left then, never to be yielded.
+   */
   get count(): number {
-    return this.notDone + this.ready.length;
+    return this.leftAtReturn ?? this.notDone + this.ready.length;
   }
 
   /** The next future done (`{ future }`), or the end once every future added was yielded. */
