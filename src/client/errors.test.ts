@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { nameAndMessage, RemoteTaskError } from "./errors.ts";
+import { RemoteTaskError } from "./errors.ts";
+import { nameAndMessage } from "./errorText.ts";
 
 /** A RemoteTaskError whose error object did not come with it: only its texts. */
 function fromText(exceptionText: string): RemoteTaskError {

@@ -1,5 +1,7 @@
 /** The errors a client's futures fail with. */
 
+import { nameAndMessage } from "./errorText.ts";
+
 /**
  * A task failed on a worker: re-raised at the client with the remote error's
  * texts. `stack` is the remote stack: the frames of the task function on the
@@ -48,25 +50,6 @@ export class RemoteTaskError extends Error {
     this.stack = `${this.name}: ${this.message}${remote === "" ? "" : `\n${remote}`}`;
   }
 }
-
-/**
- * An error's name and message read back from its `exceptionText`, for when the
- * error object did not come with it: `Name: message` (the message may span
- * lines), or a name alone (`Error`, `ValueError`: an empty message, which the
- * text gives without `: `, as Python's `format_exception_only` does), or else
- * a text that names nothing (a thrown string), the message of an `Error`.
- */
-export function nameAndMessage(exceptionText: string): { name: string; message: string } {
-  const colon = exceptionText.indexOf(": ");
-  if (colon > 0) {
-    return { name: exceptionText.slice(0, colon), message: exceptionText.slice(colon + 2) };
-  }
-  if (ERROR_NAME.test(exceptionText)) return { name: exceptionText, message: "" };
-  return { name: "Error", message: exceptionText };
-}
-
-/** A class name, maybe qualified (`ValueError`, `mymodule.ParseFailure`). */
-const ERROR_NAME = /^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*$/;
 
 /** The key was cancelled (by this or another client) or cannot be computed. */
 export class CancelledError extends Error {
