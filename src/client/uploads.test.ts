@@ -78,6 +78,24 @@ describe("Client.uploadFile", () => {
     });
   }
 
+  it("an uploaded module's import of weft gets the weft the worker runs, here its sources", async () => {
+    // A pool thread runs weft from its sources, as `npm start` does: a `weft` resolved
+    // to dist/ (stale or missing in a checkout) would be another copy, whose task
+    // context is not the worker's, and currentTaskKey() would throw in the task.
+    const { client } = await testCluster({ workers: 1, executor: "threads" });
+    const name = `weftImport-${randomUUID()}`;
+    const path = file(
+      `${name}.mjs`,
+      `import { currentTaskKey, defineTask } from "weft";
+` +
+        `defineTask(${JSON.stringify(name)}, () => currentTaskKey());
+`,
+    );
+    await client.uploadFile(path);
+    const f = client.submit(name);
+    expect(await f).toBe(f.key);
+  });
+
   it("over TCP, a file large enough to travel out of band reaches workers joining later", async () => {
     const { cluster, client } = await testCluster({ workers: 1, protocol: "tcp" });
     const name = `large-${randomUUID()}`;

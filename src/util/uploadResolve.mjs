@@ -4,7 +4,9 @@
 // node_modules is: a bare import there (`weft`, a package) that Node.js cannot
 // resolve is resolved as from the worker's working directory, then as from
 // weft's own package, as a Python module uploaded to a Dask worker imports
-// from the worker's sys.path.
+// from the worker's sys.path. Weft itself (`weft`, `weft/worker`, …) is the
+// running weft's entry points (`entries`: its sources when it runs from them),
+// never another copy, whose task context would not be the worker's.
 //
 // Plain JavaScript: the hooks run on a thread of their own, which no
 // TypeScript loader may have reached (the build copies this file to dist/).
@@ -13,9 +15,11 @@
 const UPLOADED = /\/weft-uploads-\d+-[^/]+\/[^/]+$/;
 
 let fallbacks = [];
+let entries = {};
 
 export function initialize(data) {
   fallbacks = Array.isArray(data?.fallbacks) ? data.fallbacks : [];
+  entries = typeof data?.entries === "object" && data.entries !== null ? data.entries : {};
 }
 
 function isBare(specifier) {
@@ -35,6 +39,7 @@ export async function resolve(specifier, context, nextResolve) {
     ) {
       throw err;
     }
+    if (Object.hasOwn(entries, specifier)) return await nextResolve(entries[specifier], context);
     for (const parentURL of fallbacks) {
       try {
         return await nextResolve(specifier, { ...context, parentURL });
