@@ -16,18 +16,18 @@ import { showValue } from "../util/showValue.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
 import { knownOptionsOf } from "./argChecks.ts";
 
-/** Options of `LocalCluster.adapt`. */
+/** Options of `LocalCluster.adapt`; null for any of them means its default, as Dask's `None`. */
 export interface AdaptOptions {
   /** Never fewer workers. Default 0. */
-  minimum?: number;
+  minimum?: number | null;
   /** Never more workers (0 scales the cluster to nothing). Default: no limit. */
-  maximum?: number;
+  maximum?: number | null;
   /** How often to look, in ms. Default 1,000 (Dask's `interval`). */
-  intervalMs?: number;
+  intervalMs?: number | null;
   /** Consecutive intervals asking for fewer workers before the cluster shrinks. Default 3 (Dask's `wait_count`). */
-  waitCount?: number;
+  waitCount?: number | null;
   /** Workers enough to run the work there is in about this long, in ms. Default 5,000 (Dask's `target_duration`). */
-  targetDurationMs?: number;
+  targetDurationMs?: number | null;
 }
 
 /** Every option of {@link AdaptOptions}: others are refused. */

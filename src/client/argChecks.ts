@@ -42,6 +42,32 @@ export function knownOptionsOf<T extends object>(
   return o;
 }
 
+/** `T` with the options `K` no longer null: what {@link nullsAsDefaults} gives. */
+export type NullsAsDefaults<T, K extends keyof T> = Omit<T, K> & {
+  readonly [P in K]?: Exclude<T[P], null>;
+};
+
+/**
+ * `options` without those of `names` that are null: for an option Dask
+ * defaults to `None` (a count, a list of workers, a timeout to wait
+ * forever), null means the default, as undefined does, so that code written
+ * with Python's habits (or passing on a value that may be null) is not
+ * refused. The object itself when none is null, else a copy.
+ */
+export function nullsAsDefaults<T extends object, K extends keyof T>(
+  options: T,
+  names: readonly K[],
+): NullsAsDefaults<T, K> {
+  let out: Record<PropertyKey, unknown> | null = null;
+  for (const name of names) {
+    if ((options as Record<PropertyKey, unknown>)[name as PropertyKey] === null) {
+      if (out === null) out = { ...(options as Record<PropertyKey, unknown>) };
+      delete out[name as PropertyKey];
+    }
+  }
+  return (out ?? options) as NullsAsDefaults<T, K>;
+}
+
 /** A TypeError naming `what` and `name` unless `v` is undefined or a boolean. */
 export function checkOptionalBoolean(what: string, name: string, v: unknown): void {
   if (v !== undefined && typeof v !== "boolean") {
@@ -90,7 +116,8 @@ export function checkOptionalMs(what: string, name: string, v: unknown, positive
 
 /**
  * The `workers` field of a request about some workers (`hasWhat`,
- * `processing`, `nthreads`): `{}` for every worker, else the addresses given
+ * `processing`, `nthreads`): `{}` for every worker (no `workers`, or null),
+ * else the addresses given
  * (one, or an array). A TypeError naming `what` for anything but non-empty
  * strings.
  */
@@ -98,7 +125,7 @@ export function workerAddressesField(
   what: string,
   workers: unknown,
 ): { readonly workers?: readonly string[] } {
-  if (workers === undefined) return {};
+  if (workers == null) return {}; // null too, as Dask's None
   const list = typeof workers === "string" ? [workers] : workers;
   if (!(Array.isArray(list) && list.every((w: unknown) => typeof w === "string" && w !== ""))) {
     throw new TypeError(`${what}: expected worker addresses, got ${showValue(workers)}`);

@@ -125,11 +125,11 @@ export async function callEachWorkerOrFail<T>(
  */
 export async function workersNamed(
   op: string,
-  options: { readonly workers?: string | readonly string[] },
+  options: { readonly workers?: string | readonly string[] | null },
   workers: () => Promise<readonly WorkerIdentity[]>,
 ): Promise<string[]> {
   const names = workersOption(options);
-  const problem = options.workers === undefined ? null : workersProblem(names);
+  const problem = names === undefined ? null : workersProblem(names);
   if (problem !== null) throw new TypeError(`${op}: workers ${problem}`);
   const chosen = names === undefined ? null : new Set(names);
   return (await workers())
@@ -147,7 +147,7 @@ export async function workersNamed(
  * than skip, leaving an answer that looks like every worker's.
  */
 export function unmatchedSelectors(
-  options: { readonly workers?: string | readonly string[] },
+  options: { readonly workers?: string | readonly string[] | null },
   workers: readonly WorkerIdentity[],
 ): string[] {
   const names = workersOption(options);

@@ -46,6 +46,7 @@ import {
   checkOptionalBoolean,
   itemsOf,
   knownOptionsOf,
+  nullsAsDefaults,
   optionsOf,
   workerAddressesField,
 } from "./argChecks.ts";
@@ -515,11 +516,11 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     this.checkOpen();
     const name = taskName(fn, op);
     const what = `${op}(${name})`;
-    checkSubmitOptions(op, options);
+    const given = checkSubmitOptions(op, options);
     const deps = new Set<string>();
     const prepared = argsWithRefs(args, deps, this, what);
-    const key = options.key ?? (isPure(options) ? tokenize(name, prepared) : this.freshKey(name));
-    const task = graphTask(name, prepared, deps, options);
+    const key = given.key ?? (isPure(given) ? tokenize(name, prepared) : this.freshKey(name));
+    const task = graphTask(name, prepared, deps, given);
     return this.submissions.submit(new Map([[key, task]]), [key])[0];
   }
 
@@ -545,9 +546,9 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   ): Future<unknown>[] {
     this.checkOpen();
     const name = taskName(fn, "map");
-    checkSubmitOptions("map", options);
+    const given = checkSubmitOptions("map", options);
     // Taken silently, it would be ignored: each item's task has a key of its own.
-    if ((options as SubmitOptions).key !== undefined) {
+    if ((given as SubmitOptions).key !== undefined) {
       throw new TypeError("map: key cannot be given (each item's task gets a key of its own)");
     }
     const list = itemsOf("map", "items", items);
@@ -563,8 +564,8 @@ export class Client implements FutureHost, GatherHost, ActorHost {
         deps = new Set<string>();
         prepared = argsWithRefs([item], deps, this, what);
       }
-      const key = isPure(options) ? tokenize(name, prepared) : this.freshKey(name);
-      tasks.set(key, graphTask(name, prepared, deps, options));
+      const key = isPure(given) ? tokenize(name, prepared) : this.freshKey(name);
+      tasks.set(key, graphTask(name, prepared, deps, given));
       keys.push(key);
     }
     return this.submissions.submit(tasks, keys);
@@ -712,7 +713,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    */
   async replicate(
     futures: Future | readonly Future[],
-    options: { n?: number; workers?: string | readonly string[] } = {},
+    options: { n?: number | null; workers?: string | readonly string[] | null } = {},
   ): Promise<void> {
     this.checkOpen();
     return this.admin.replicate(futures, options);
@@ -732,8 +733,8 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * meanwhile).
    */
   async rebalance(
-    futures?: Future | readonly Future[],
-    options: { workers?: string | readonly string[] } = {},
+    futures?: Future | readonly Future[] | null,
+    options: { workers?: string | readonly string[] | null } = {},
   ): Promise<number> {
     this.checkOpen();
     return this.admin.rebalance(futures, options);
@@ -755,7 +756,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * it was being retired already; no connected worker matches the name).
    */
   async retireWorkers(
-    workers?: string | readonly string[] | { readonly n: number },
+    workers?: string | readonly string[] | { readonly n: number } | null,
   ): Promise<{ retired: string[]; failed: { worker: string; reason: string }[] }> {
     this.checkOpen();
     return this.admin.retireWorkers(workers);
@@ -1386,7 +1387,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * (default 1) leases held at once by all clients and their tasks; every
    * user of the name must give the same `maxLeases`. See `coordination.ts`.
    */
-  semaphore(name: string, options: { readonly maxLeases?: number } = {}): Semaphore {
+  semaphore(name: string, options: { readonly maxLeases?: number | null } = {}): Semaphore {
     const { maxLeases } = knownOptionsOf("semaphore", options, SEMAPHORE_OPTIONS);
     return new Semaphore(this.coordinationRequest, name, maxLeases ?? 1, this.leases);
   }
@@ -1419,7 +1420,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * `maxsize` items (default 0: no bound); every user of the name must give
    * the same `maxsize`.
    */
-  queue<T = unknown>(name: string, options: { readonly maxsize?: number } = {}): Queue<T> {
+  queue<T = unknown>(name: string, options: { readonly maxsize?: number | null } = {}): Queue<T> {
     const { maxsize } = knownOptionsOf("queue", options, QUEUE_OPTIONS);
     return new Queue<T>(
       this.coordinationRequest,
@@ -1470,10 +1471,13 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * scheduler keeps the last 100,000 (its `taskStreamLength`).
    */
   async getTaskStream(
-    options: { readonly since?: number; readonly count?: number } = {},
+    options: { readonly since?: number | null; readonly count?: number | null } = {},
   ): Promise<TaskStreamRecord[]> {
     this.checkOpen();
-    const { since, count } = knownOptionsOf("getTaskStream", options, TASK_STREAM_OPTIONS);
+    const { since, count } = nullsAsDefaults(
+      knownOptionsOf("getTaskStream", options, TASK_STREAM_OPTIONS),
+      ["since", "count"],
+    );
     if (since !== undefined && !Number.isFinite(since)) {
       throw new TypeError(
         `getTaskStream: since must be a number of seconds, got ${showValue(since)}`,
@@ -1496,11 +1500,13 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * worker (by address) that could not be read, or an entry of `workers` that no
    * connected worker matches.
    */
-  async getWorkerLogs(options: WorkerLogsOptions = {}): Promise<Record<string, LogRecord[]>> {
+  async getWorkerLogs(given: WorkerLogsOptions = {}): Promise<Record<string, LogRecord[]>> {
     this.checkOpen();
-    const problem = logCountProblem(
-      knownOptionsOf("getWorkerLogs", options, WORKER_LOGS_OPTIONS).n,
-    );
+    const options = nullsAsDefaults(knownOptionsOf("getWorkerLogs", given, WORKER_LOGS_OPTIONS), [
+      "n",
+      "workers",
+    ]);
+    const problem = logCountProblem(options.n);
     if (problem !== null)
       throw new TypeError(`getWorkerLogs: ${problem}, got ${showValue(options.n)}`);
     const connected = await this.workers();
@@ -1667,9 +1673,10 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   }
 
   /** The last records the scheduler logged (Dask's `get_scheduler_logs`), oldest first; `n`: the last `n`. */
-  async getSchedulerLogs(options: LogsOptions = {}): Promise<LogRecord[]> {
+  async getSchedulerLogs(given: LogsOptions = {}): Promise<LogRecord[]> {
     this.checkOpen();
-    const problem = logCountProblem(knownOptionsOf("getSchedulerLogs", options, LOGS_OPTIONS).n);
+    const options = nullsAsDefaults(knownOptionsOf("getSchedulerLogs", given, LOGS_OPTIONS), ["n"]);
+    const problem = logCountProblem(options.n);
     if (problem !== null) {
       throw new TypeError(`getSchedulerLogs: ${problem}, got ${showValue(options.n)}`);
     }
@@ -1804,7 +1811,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    */
   async waitForWorkers(
     n: number,
-    options: { timeoutMs?: number; pollMs?: number } = {},
+    options: { timeoutMs?: number | null; pollMs?: number } = {},
   ): Promise<WorkerIdentity[]> {
     return this.admin.waitForWorkers(n, options);
   }
@@ -1816,7 +1823,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * scheduler knows.
    */
   async whoHas(
-    futures?: Future | string | readonly (Future | string)[],
+    futures?: Future | string | readonly (Future | string)[] | null,
   ): Promise<Record<string, readonly string[]>> {
     this.checkOpen();
     const keys = this.keysOf("whoHas", futures);
@@ -1832,7 +1839,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * summary: true }`, summed by key prefix (`inc-…` under `inc`).
    */
   async nbytes(
-    futures?: Future | string | readonly (Future | string)[],
+    futures?: Future | string | readonly (Future | string)[] | null,
     options: { readonly summary?: boolean } = {},
   ): Promise<Record<string, number>> {
     this.checkOpen();
@@ -1852,9 +1859,10 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   /** The keys of `futures` (futures of this client, or keys) for `op`; undefined for none given. */
   private keysOf(
     op: string,
-    futures: Future | string | readonly (Future | string)[] | undefined,
+    futures: Future | string | readonly (Future | string)[] | null | undefined,
   ): string[] | undefined {
-    if (futures === undefined) return undefined;
+    // None given (undefined, or null as Dask's None): every key.
+    if (futures == null) return undefined;
     const list = typeof futures === "string" || futures instanceof Future ? [futures] : futures;
     if (!Array.isArray(list)) {
       throw new TypeError(`${op}: expected futures or keys, got ${showValue(futures)}`);
@@ -1871,7 +1879,9 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * `has_what`): for each address given (`[]` for one not connected), or
    * without an argument for every connected worker.
    */
-  async hasWhat(workers?: string | readonly string[]): Promise<Record<string, readonly string[]>> {
+  async hasWhat(
+    workers?: string | readonly string[] | null,
+  ): Promise<Record<string, readonly string[]>> {
     this.checkOpen();
     const fields = workerAddressesField("hasWhat", workers);
     return (await this.conn.request("has-what", fields)) as Record<string, string[]>;
@@ -1885,7 +1895,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * worker.
    */
   async processing(
-    workers?: string | readonly string[],
+    workers?: string | readonly string[] | null,
   ): Promise<Record<string, readonly string[]>> {
     this.checkOpen();
     const fields = workerAddressesField("processing", workers);
@@ -1897,7 +1907,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * the connected workers among the addresses given, or for every connected
    * worker, in address order.
    */
-  async nthreads(workers?: string | readonly string[]): Promise<Record<string, number>> {
+  async nthreads(workers?: string | readonly string[] | null): Promise<Record<string, number>> {
     this.checkOpen();
     const wanted = workerAddressesField("nthreads", workers).workers;
     const out: Record<string, number> = {};

@@ -43,10 +43,10 @@ export interface ClientOptions {
    */
   batchedSendIntervalMs?: number;
   /**
-   * A prefix for the client's id. Default `client`. `published` is refused: ids
+   * A prefix for the client's id. Default (or null) `client`. `published` is refused: ids
    * starting with `published-` are the scheduler's, for its datasets.
    */
-  name?: string;
+  name?: string | null;
   /** Where to log. Default: a pino logger named `weft.client` at `$WEFT_LOG_LEVEL` or `info`. */
   logger?: Logger;
   /** TCP: messages go in frames of at most this many bytes. Default 64 MiB (see `FrameLimits`). */
@@ -155,7 +155,7 @@ export function connectTimeoutMs(options: ClientOptions): number {
 }
 
 /** A new client's id, `<name>-<8 hex digits>`; a RangeError for a name making the scheduler's. */
-export function newClientId(name: string | undefined): string {
+export function newClientId(name: string | null | undefined): string {
   const id = `${name ?? "client"}-${randomUUID().slice(0, 8)}`;
   if (isStandInClientId(id)) {
     throw new RangeError(

@@ -14,7 +14,7 @@ import { checkKnownOptions } from "../util/knownOptions.ts";
 import { showValue } from "../util/showValue.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
 import { raceSignal } from "../worker/raceSignal.ts";
-import { checkOptionalMs, knownOptionsOf } from "./argChecks.ts";
+import { checkOptionalMs, knownOptionsOf, nullsAsDefaults } from "./argChecks.ts";
 import {
   RebalanceError,
   ReplicateError,
@@ -77,13 +77,16 @@ export class ClusterAdmin {
 
   async replicate(
     futures: Future | readonly Future[],
-    options: { n?: number; workers?: string | readonly string[] } = {},
+    options: { n?: number | null; workers?: string | readonly string[] | null } = {},
   ): Promise<void> {
-    const { n, workers } = knownOptionsOf("replicate", options, REPLICATE_OPTIONS);
+    const { n, workers } = nullsAsDefaults(
+      knownOptionsOf("replicate", options, REPLICATE_OPTIONS),
+      ["n", "workers"],
+    );
     if (n !== undefined && !(Number.isSafeInteger(n) && n >= 1)) {
       throw new TypeError(`replicate: n must be an integer ≥ 1, got ${showValue(n)}`);
     }
-    const names = workersOption(options);
+    const names = workersOption({ workers });
     const problem = workers === undefined ? null : workersProblem(names);
     if (problem !== null) throw new TypeError(`replicate: workers ${problem}`);
     const list = this.host.ownFutures("replicate", futures);
@@ -107,13 +110,14 @@ export class ClusterAdmin {
   }
 
   async rebalance(
-    futures?: Future | readonly Future[],
-    options: { workers?: string | readonly string[] } = {},
+    futures?: Future | readonly Future[] | null,
+    options: { workers?: string | readonly string[] | null } = {},
   ): Promise<number> {
     const names = workersOption(knownOptionsOf("rebalance", options, REBALANCE_OPTIONS));
-    const problem = options.workers === undefined ? null : workersProblem(names);
+    const problem = names === undefined ? null : workersProblem(names);
     if (problem !== null) throw new TypeError(`rebalance: workers ${problem}`);
-    const list = futures === undefined ? null : this.host.ownFutures("rebalance", futures);
+    // No futures (undefined or null, Dask's None): every result in memory.
+    const list = futures == null ? null : this.host.ownFutures("rebalance", futures);
     if (list !== null) {
       if (list.length === 0) return 0;
       this.host.results.hold(list);
@@ -136,10 +140,11 @@ export class ClusterAdmin {
   }
 
   async retireWorkers(
-    workers?: string | readonly string[] | { readonly n: number },
+    workers?: string | readonly string[] | { readonly n: number } | null,
   ): Promise<{ retired: string[]; failed: { worker: string; reason: string }[] }> {
     let which: { workers: string[] } | { n: number } | Record<string, never>;
-    if (workers === undefined) {
+    // Nothing (undefined or null, Dask's None): the idle workers the cluster can spare.
+    if (workers == null) {
       which = {};
     } else if (typeof workers === "object" && workers !== null && !Array.isArray(workers)) {
       // { workers: [...] } or a misspelt n is named as such, not called a missing n.
@@ -235,17 +240,17 @@ export class ClusterAdmin {
 
   async waitForWorkers(
     n: number,
-    options: { timeoutMs?: number; pollMs?: number } = {},
+    options: { timeoutMs?: number | null; pollMs?: number } = {},
   ): Promise<WorkerIdentity[]> {
-    const { timeoutMs, pollMs = 100 } = knownOptionsOf(
-      "waitForWorkers",
-      options,
-      WAIT_FOR_WORKERS_OPTIONS,
+    // timeoutMs null, as Dask's timeout=None: no timeout, the default.
+    const { timeoutMs, pollMs = 100 } = nullsAsDefaults(
+      knownOptionsOf("waitForWorkers", options, WAIT_FOR_WORKERS_OPTIONS),
+      ["timeoutMs"],
     );
     if (!Number.isSafeInteger(n) || n < 0) {
       throw new TypeError(`waitForWorkers: n must be an integer ≥ 0, got ${showValue(n)}`);
     }
-    // Not `timeoutMs >= 0` alone: null and [] pass that, and made a deadline of 0.
+    // Not `timeoutMs >= 0` alone: [] passes that, and made a deadline of 0.
     if (timeoutMs !== undefined && !(typeof timeoutMs === "number" && timeoutMs >= 0)) {
       throw new TypeError(
         `waitForWorkers: timeoutMs must be a number of milliseconds ≥ 0, got ${showValue(timeoutMs)}`,

@@ -8,7 +8,7 @@
 import { Fifo } from "../util/fifo.ts";
 import { showValue } from "../util/showValue.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
-import { knownOptionsOf } from "./argChecks.ts";
+import { knownOptionsOf, nullsAsDefaults } from "./argChecks.ts";
 import { Future } from "./future.ts";
 import { WAIT_OPTIONS } from "./optionNames.ts";
 
@@ -16,8 +16,11 @@ import { WAIT_OPTIONS } from "./optionNames.ts";
 export interface WaitOptions {
   /** `"all"` (the default): until every future is done; `"first"`: until one is. */
   returnWhen?: "all" | "first";
-  /** Give up after this many milliseconds, rejecting with a {@link WaitTimeoutError}. */
-  timeout?: number;
+  /**
+   * Give up after this many milliseconds, rejecting with a {@link WaitTimeoutError}.
+   * Default (or null, as Dask's `timeout=None`): wait as long as it takes.
+   */
+  timeout?: number | null;
 }
 
 /** The futures {@link wait} was given, split by whether they are done. */
@@ -92,7 +95,10 @@ export function wait<T>(
   let timeout: number | undefined;
   try {
     list = futuresOf(futures, "wait", true);
-    ({ returnWhen = "all", timeout } = knownOptionsOf("wait", options, WAIT_OPTIONS));
+    ({ returnWhen = "all", timeout } = nullsAsDefaults(
+      knownOptionsOf("wait", options, WAIT_OPTIONS),
+      ["timeout"],
+    ));
     if (returnWhen !== "all" && returnWhen !== "first") {
       throw new TypeError(`wait: returnWhen must be "all" or "first", got ${String(returnWhen)}`);
     }

@@ -42,8 +42,11 @@ export type CoordinationRequest = (
 
 /** How long to wait: milliseconds; none (the default) waits as long as it takes. */
 export interface CoordinationWaitOptions {
-  /** Give up after this many milliseconds. Default (or `Infinity`): wait as long as it takes. */
-  readonly timeoutMs?: number;
+  /**
+   * Give up after this many milliseconds. Default (or null, as Dask's
+   * `timeout=None`, or `Infinity`): wait as long as it takes.
+   */
+  readonly timeoutMs?: number | null;
 }
 
 /** `name` if it is a non-empty string; a TypeError naming `what` otherwise. */
@@ -65,7 +68,7 @@ const LOCK_OPTIONS: OptionNames<CoordinationWaitOptions & { blocking?: boolean }
 
 /** The options of `MultiLock.acquire`. */
 const MULTI_LOCK_OPTIONS: OptionNames<
-  CoordinationWaitOptions & { blocking?: boolean; numLocks?: number }
+  CoordinationWaitOptions & { blocking?: boolean; numLocks?: number | null }
 > = { timeoutMs: true, blocking: true, numLocks: true };
 
 /**
@@ -80,7 +83,7 @@ export function timeoutOf(
   known: OptionNames<CoordinationWaitOptions> = WAIT_OPTIONS,
 ): number | null {
   const t = knownOptionsOf(what, o, known).timeoutMs;
-  if (t === undefined || t === Number.POSITIVE_INFINITY) return null;
+  if (t == null || t === Number.POSITIVE_INFINITY) return null;
   checkOptionalMs(what, "timeoutMs", t);
   return t as number;
 }
@@ -90,9 +93,9 @@ export function timeoutOf(
  * it is false beside a wait (`timeoutMs` above 0): one of the two would be
  * dropped without a word, as Dask's `Lock.acquire` refuses with a ValueError.
  */
-function checkBlocking(what: string, blocking: unknown, waitFor: number | undefined): void {
+function checkBlocking(what: string, blocking: unknown, waitFor: number | null | undefined): void {
   checkOptionalBoolean(what, "blocking", blocking);
-  if (blocking === false && waitFor !== undefined && waitFor > 0) {
+  if (blocking === false && waitFor != null && waitFor > 0) {
     throw new TypeError(
       `${what}: blocking: false does not wait, so timeoutMs (${waitFor}) cannot be given with it`,
     );
@@ -409,7 +412,7 @@ export class MultiLock {
   async acquire(
     options: CoordinationWaitOptions & {
       readonly blocking?: boolean;
-      readonly numLocks?: number;
+      readonly numLocks?: number | null;
     } = {},
   ): Promise<boolean> {
     const waitFor = timeoutOf("MultiLock.acquire", options, MULTI_LOCK_OPTIONS);

@@ -28,6 +28,7 @@ import { resourcesProblem, workersProblem } from "../scheduler/state/eventValida
 import { showCycle } from "../util/showCycle.ts";
 import { showValue } from "../util/showValue.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
+import { type NullsAsDefaults, nullsAsDefaults } from "./argChecks.ts";
 import { Future } from "./future.ts";
 import {
   ArgMapper,
@@ -78,27 +79,37 @@ export function isTaskEntry(v: unknown): v is GraphTaskEntry {
 
 /** Options applying to every task of a graph. */
 export interface GraphOptions {
-  /** Re-run a task this many times after it raises. */
-  readonly retries?: number;
-  /** `{resource: amount}` a worker must supply to run each task. */
-  readonly resources?: Resources;
+  /** Re-run a task this many times after it raises. Default (or null) 0. */
+  readonly retries?: number | null;
+  /** `{resource: amount}` a worker must supply to run each task. Default (or null) none. */
+  readonly resources?: Resources | null;
   /** Higher runs earlier. */
   readonly priority?: number;
   /**
    * The workers that may run each task: addresses (`tcp://10.0.0.1:4000`) or
-   * hosts (`10.0.0.1`: any worker there), as Dask's `workers=`.
+   * hosts (`10.0.0.1`: any worker there), as Dask's `workers=`. Default (or
+   * null) any worker.
    */
-  readonly workers?: string | readonly string[];
+  readonly workers?: string | readonly string[] | null;
   /** With `workers`: run elsewhere when none of them can (Dask's `allow_other_workers`). Default false. */
   readonly allowOtherWorkers?: boolean;
 }
 
-/** `workers` as `update-graph` carries it: an array (Dask also takes one name). */
+/** The options of {@link GraphOptions} that null leaves at their default, as Dask's `None`. */
+export const GRAPH_NULL_DEFAULTS = ["retries", "resources", "workers"] as const;
+
+/** {@link GraphOptions} once {@link nullsAsDefaults} took their nulls for defaults. */
+export type GivenGraphOptions = NullsAsDefaults<GraphOptions, (typeof GRAPH_NULL_DEFAULTS)[number]>;
+
+/**
+ * `workers` as `update-graph` carries it: an array (Dask also takes one
+ * name), or undefined for any worker (not given, or null as Dask's `None`).
+ */
 export function workersOption(o: {
-  readonly workers?: string | readonly string[];
+  readonly workers?: string | readonly string[] | null;
 }): readonly string[] | undefined {
   const w = o.workers;
-  return typeof w === "string" ? [w] : w;
+  return typeof w === "string" ? [w] : (w ?? undefined);
 }
 
 /** A graph ready for `update-graph`. */
@@ -188,7 +199,7 @@ class DependencyList {
  * at the call: the scheduler would refuse them later, and since options are not
  * part of a pure key, the refusal would stick to the key.
  */
-export function taskOptionsProblem(o: GraphOptions): string | null {
+export function taskOptionsProblem(o: GivenGraphOptions): string | null {
   if (o.retries !== undefined && (!Number.isInteger(o.retries) || o.retries < 0)) {
     return `retries must be an integer >= 0, got ${showValue(o.retries)}`;
   }
@@ -218,7 +229,7 @@ export function taskOptionsProblem(o: GraphOptions): string | null {
 /** Copy the per-task options of `options` onto an `update-graph` task. */
 export function setTaskOptions(
   task: { -readonly [K in keyof GraphTask]: GraphTask[K] },
-  options: GraphOptions,
+  options: GivenGraphOptions,
 ): void {
   if (options.retries !== undefined) task.retries = options.retries;
   if (options.resources !== undefined) task.resources = options.resources;
@@ -238,12 +249,13 @@ export function setTaskOptions(
 export function buildGraph(
   graph: Graph,
   owner: object,
-  options: GraphOptions = {},
+  given: GraphOptions = {},
   op = "compute",
 ): BuiltGraph {
-  if (typeof options !== "object" || options === null || Array.isArray(options)) {
-    throw new TypeError(`${op}: options must be an object, got ${showValue(options)}`);
+  if (typeof given !== "object" || given === null || Array.isArray(given)) {
+    throw new TypeError(`${op}: options must be an object, got ${showValue(given)}`);
   }
+  const options = nullsAsDefaults(given, GRAPH_NULL_DEFAULTS);
   const optionsProblem = taskOptionsProblem(options);
   if (optionsProblem !== null) throw new RangeError(`${op}: ${optionsProblem}`);
   if (typeof graph !== "object" || graph === null || Array.isArray(graph)) {

@@ -48,10 +48,10 @@ export type WorkerSetByCluster =
 
 /** Options of {@link LocalCluster.start}. */
 export interface LocalClusterOptions {
-  /** Number of workers at the start (0 or more; see `scale` and `adapt`). Default 2. */
-  workers?: number;
-  /** Tasks each worker computes at once. Default 1. */
-  threadsPerWorker?: number;
+  /** Number of workers at the start (0 or more; see `scale` and `adapt`). Default (or null, Dask's `n_workers=None`) 2. */
+  workers?: number | null;
+  /** Tasks each worker computes at once. Default (or null) 1. */
+  threadsPerWorker?: number | null;
   /**
    * `"threads"` (default): each worker runs tasks on its own pool of worker
    * threads, so tasks run in parallel and values are copied (structured

@@ -11,14 +11,14 @@ import { callEachWorker } from "./askWorkers.ts";
 
 /** Options of `Client.getWorkerLogs` and `getSchedulerLogs`. */
 export interface LogsOptions {
-  /** The last `n` records of each process. Default: all it keeps. */
-  readonly n?: number;
+  /** The last `n` records of each process. Default (or null): all it keeps. */
+  readonly n?: number | null;
 }
 
 /** Options of `Client.getWorkerLogs`. */
 export interface WorkerLogsOptions extends LogsOptions {
-  /** Only these workers (addresses, or hosts for every worker there). Default: every worker. */
-  readonly workers?: string | readonly string[];
+  /** Only these workers (addresses, or hosts for every worker there). Default (or null): every worker. */
+  readonly workers?: string | readonly string[] | null;
 }
 
 /** Whether `v` is an array of log records, as a worker answers `get_logs`. */

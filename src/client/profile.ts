@@ -25,8 +25,8 @@ import { checkWritablePath } from "./writablePath.ts";
 
 /** Options of `Client.profile`. */
 export interface ProfileOptions {
-  /** Only these workers (addresses, hosts for every worker there, or names). Default: every worker. */
-  readonly workers?: string | readonly string[];
+  /** Only these workers (addresses, hosts for every worker there, or names). Default (or null): every worker. */
+  readonly workers?: string | readonly string[] | null;
   /** Microseconds between samples, from 100 to 1,000,000. Default 1,000. */
   readonly intervalUs?: number;
   /**
@@ -39,7 +39,7 @@ export interface ProfileOptions {
    * Also write the merged profile to this file (a `.cpuprofile`), even if the code
    * throws. A path that cannot be written is refused before the code runs.
    */
-  readonly path?: string | URL;
+  readonly path?: string | URL | null;
   /** Also profile the scheduler's thread (listed as worker `"scheduler"`). Default false. */
   readonly scheduler?: boolean;
 }
@@ -111,7 +111,8 @@ export function profileSettings(options: unknown): ProfileSettings {
   if (o.scheduler !== undefined && typeof o.scheduler !== "boolean") {
     throw new TypeError(`profile: scheduler must be a boolean, got ${showValue(o.scheduler)}`);
   }
-  if (o.path !== undefined && typeof o.path !== "string" && !(o.path instanceof URL)) {
+  // null, as Dask's filename=None: no file.
+  if (o.path != null && typeof o.path !== "string" && !(o.path instanceof URL)) {
     throw new TypeError(
       `profile: path must be a file path or a file: URL, got ${showValue(o.path)}`,
     );
@@ -339,14 +340,14 @@ export async function profileWhile<T>(
   }
   const { intervalUs, maxMs } = profileSettings(options);
   // Before the code runs: a profile that could not be written after it would take its value along.
-  if (options.path !== undefined) await checkWritablePath("profile", options.path);
+  if (options.path != null) await checkWritablePath("profile", options.path);
   // In address order, as the other requests to every worker report.
   const chosen = await workersOf();
   const addresses = [...chosen.addresses].sort();
   const withScheduler = options.scheduler === true;
   if (addresses.length === 0 && !withScheduler) {
     throw new Error(
-      `profile: no worker to profile (${options.workers === undefined ? "none is connected" : "none matches workers"})`,
+      `profile: no worker to profile (${options.workers == null ? "none is connected" : "none matches workers"})`,
     );
   }
   const id = randomUUID();
@@ -427,7 +428,7 @@ export async function profileWhile<T>(
     ...mergeWorkerProfiles(own === null ? profiles : { scheduler: own, ...profiles }),
     failedWorkers: failed,
   };
-  if (options.path !== undefined) await writeFile(options.path, JSON.stringify(merged.profile));
+  if (options.path != null) await writeFile(options.path, JSON.stringify(merged.profile));
   if (!outcome.ok) throw outcome.error;
   return { value: outcome.value, ...merged };
 }

@@ -67,10 +67,10 @@ export interface SubOptions {
   /**
    * Keep at most this many messages not taken yet: beyond it the oldest is
    * dropped (counted in {@link Sub.dropped}), so that a subscriber that reads
-   * slower than its publishers does not fill its process's memory. Default:
-   * no bound.
+   * slower than its publishers does not fill its process's memory. Default
+   * (or null): no bound.
    */
-  readonly maxBuffered?: number;
+  readonly maxBuffered?: number | null;
 }
 
 /** `options.maxBuffered` checked: an integer ≥ 1, or Infinity. */

@@ -15,9 +15,9 @@ export interface RunOptions {
   /**
    * Only these workers (addresses, hosts for every worker there, or names); an
    * entry no connected worker matches fails as a worker that cannot be reached.
-   * Default: every worker.
+   * Default (or null): every worker.
    */
-  readonly workers?: string | readonly string[];
+  readonly workers?: string | readonly string[] | null;
   /**
    * `"raise"` (default): reject with the `RunError` of the first worker (by address)
    * that failed; `"return"`: resolve with the `RunError` as that worker's value.

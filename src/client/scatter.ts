@@ -44,7 +44,7 @@ export interface ScatterOptions {
    * or hosts (`10.0.0.1`: any worker there), one or an array, as `workers`
    * of `submitWith`. Default: any running worker.
    */
-  readonly workers?: string | readonly string[];
+  readonly workers?: string | readonly string[] | null;
   /** Put every value on every one of those workers, rather than spreading them. Default false. */
   readonly broadcast?: boolean;
   /**
@@ -73,8 +73,9 @@ export interface ScatterHost {
 export function scatterOptionsProblem(options: unknown): string | null {
   if (typeof options !== "object" || options === null) return "options must be an object";
   const o = options as ScatterOptions;
-  if (o.workers !== undefined) {
-    const problem = workersProblem(workersOption(o));
+  const names = workersOption(o); // undefined for null too, Dask's None: every worker
+  if (names !== undefined) {
+    const problem = workersProblem(names);
     if (problem !== null) return `workers ${problem}`;
   }
   const { broadcast, timeoutMs } = o as { broadcast?: unknown; timeoutMs?: unknown };

@@ -9,17 +9,29 @@ import type { GraphTask } from "../protocol/messagesClient.ts";
 import type { Resources } from "../protocol/messagesWorker.ts";
 import { checkKnownOptions, type OptionNames } from "../util/knownOptions.ts";
 import { showValue } from "../util/showValue.ts";
-import { checkOptionalBoolean, itemsOf, optionsOf } from "./argChecks.ts";
-import { type BuiltGraph, type GraphOptions, setTaskOptions, taskOptionsProblem } from "./graph.ts";
+import {
+  checkOptionalBoolean,
+  itemsOf,
+  type NullsAsDefaults,
+  nullsAsDefaults,
+  optionsOf,
+} from "./argChecks.ts";
+import {
+  type BuiltGraph,
+  GRAPH_NULL_DEFAULTS,
+  type GraphOptions,
+  setTaskOptions,
+  taskOptionsProblem,
+} from "./graph.ts";
 import { keyProblem } from "./taskArgs.ts";
 
 /** Options of one submitted task (`workers`, `allowOtherWorkers`: see {@link GraphOptions}). */
 export interface SubmitOptions extends Pick<GraphOptions, "workers" | "allowOtherWorkers"> {
   /**
-   * The task's key. Default: derived from the function and arguments (with
-   * `pure: false`, `<name>-<client id>-<counter>`).
+   * The task's key. Default (or null): derived from the function and
+   * arguments (with `pure: false`, `<name>-<client id>-<counter>`).
    */
-  readonly key?: string;
+  readonly key?: string | null;
   /**
    * The function is pure: the same arguments give the same key, so a second
    * submission reuses the first (Dask's `pure=True`). Default true, but for an
@@ -27,10 +39,10 @@ export interface SubmitOptions extends Pick<GraphOptions, "workers" | "allowOthe
    * Dask's `pure` defaults to `not actor`).
    */
   readonly pure?: boolean;
-  /** Re-run the task this many times after it raises. Default 0. */
-  readonly retries?: number;
-  /** `{resource: amount}` a worker must supply to run it. */
-  readonly resources?: Resources;
+  /** Re-run the task this many times after it raises. Default (or null) 0. */
+  readonly retries?: number | null;
+  /** `{resource: amount}` a worker must supply to run it. Default (or null) none. */
+  readonly resources?: Resources | null;
   /** Higher runs earlier. Default 0. */
   readonly priority?: number;
   /**
@@ -75,11 +87,24 @@ export function checkComputeOptions(op: string, options: ComputeOptions): void {
   checkKnownOptions(op, optionsOf(op, options), COMPUTE_OPTIONS);
 }
 
-/** Check the options every task of a submission shares; errors name `op`. */
-export function checkSubmitOptions(op: string, options: SubmitOptions): void {
+/** The options of {@link SubmitOptions} that null leaves at their default, as Dask's `None`. */
+const SUBMIT_NULL_DEFAULTS = [...GRAPH_NULL_DEFAULTS, "key"] as const;
+
+/** {@link SubmitOptions} once checked, null taken for the default. */
+export type GivenSubmitOptions = NullsAsDefaults<
+  SubmitOptions,
+  (typeof SUBMIT_NULL_DEFAULTS)[number]
+>;
+
+/**
+ * Check the options every task of a submission shares; errors name `op`.
+ * Returns them with the nulls of options Dask defaults to `None` left out.
+ */
+export function checkSubmitOptions(op: string, given: SubmitOptions): GivenSubmitOptions {
   // submitWith's are its first argument, required; map's are optional, defaulted to {}.
-  optionsOf(op, options, true);
-  checkKnownOptions(op, options, SUBMIT_OPTIONS);
+  optionsOf(op, given, true);
+  checkKnownOptions(op, given, SUBMIT_OPTIONS);
+  const options = nullsAsDefaults(given, SUBMIT_NULL_DEFAULTS);
   const key: unknown = options.key;
   if (key !== undefined) {
     if (typeof key !== "string" || key === "") {
@@ -94,6 +119,7 @@ export function checkSubmitOptions(op: string, options: SubmitOptions): void {
   if (options.actor !== undefined && typeof options.actor !== "boolean") {
     throw new TypeError(`${op}: actor must be a boolean, got ${showValue(options.actor)}`);
   }
+  return options;
 }
 
 /** The dependencies of every task without any (messages are never modified). */
@@ -104,7 +130,7 @@ export function graphTask(
   fn: string,
   args: unknown[],
   deps: ReadonlySet<string> | null,
-  options: SubmitOptions,
+  options: GivenSubmitOptions,
 ): GraphTask {
   const task: { -readonly [K in keyof GraphTask]: GraphTask[K] } = {
     spec: { fn, args },

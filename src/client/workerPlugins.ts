@@ -17,8 +17,8 @@ import { WORKER_PLUGIN_OPTIONS } from "./optionNames.ts";
 
 /** Options of `Client.registerWorkerPlugin`. */
 export interface WorkerPluginOptions {
-  /** Under which name (default: the task function's); a plugin of that name is replaced. */
-  readonly name?: string;
+  /** Under which name (default, or null: the task function's); a plugin of that name is replaced. */
+  readonly name?: string | null;
   /** What the task function is called with: JSON data. Default none. */
   readonly args?: readonly unknown[];
 }
