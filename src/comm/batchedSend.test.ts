@@ -132,6 +132,29 @@ describe("BatchedSend failures", () => {
     expect(b.isClosed).toBe(true);
   });
 
+  it("a flush() before the batch's turn sends once at a time: a broken connection is one error", async () => {
+    const { client } = await pair();
+    const errors: unknown[] = [];
+    const b = new BatchedSend(client, { intervalMs: 0, onError: (e) => errors.push(e) });
+    let inFlight = 0;
+    let most = 0;
+    client.send = async () => {
+      most = Math.max(most, ++inFlight);
+      await new Promise((r) => setTimeout(r, 5));
+      inFlight--;
+      throw new CommClosedError("send failed: This socket has been ended by the other party");
+    };
+    // Armed for the next turn; flushed now; more for that turn, which finds a send under way
+    // (a worker resuming from SIGSTOP, its scheduler gone, logged the same error twice).
+    b.send({ op: "a" });
+    const flushed = b.flush();
+    b.send({ op: "b" });
+    await flushed;
+    await new Promise((r) => setTimeout(r, 20));
+    expect(most).toBe(1);
+    expect(errors).toHaveLength(1);
+  });
+
   it("with onMessageError, a message that cannot be sent spoils only itself", async () => {
     const { client, server } = await pair("tcp://127.0.0.1:0");
     const failed: unknown[] = [];

@@ -97,6 +97,10 @@ export class BatchedSend {
   private readonly tick = (): void => {
     this.armed = false;
     if (this.closedFlag || this.buffer.length === 0) return;
+    // A flush() took the batch this turn was armed for and its send is under way: the
+    // rest waits for it (sent() arms again), as a second send beside it would overtake
+    // the first's halves and, the connection broken, report the failure twice.
+    if (this.sending !== null) return;
     this.flushNow();
   };
 
