@@ -164,6 +164,11 @@ export class Worker extends BaseWorker {
    * `closeWorkerGraceMs` is over (or as it shuts down), which is no fault here.
    */
   private toldToClose = false;
+  /**
+   * The error a send to the scheduler failed with, logged then: the stream's end closes
+   * the connection with it, which the read side then meets too, the same failure.
+   */
+  private sendFailure: unknown = null;
   /** {@link closeGracefully} under way. */
   private gracefulClose: Promise<void> | null = null;
   private markClosed: () => void = () => {};
@@ -633,6 +638,10 @@ export class Worker extends BaseWorker {
           { err },
           "the scheduler closed the connection while this worker, told to close, was still closing",
         );
+      } else if (this.sendFailure !== null && sameFailure(err, this.sendFailure)) {
+        // Said already, with its stack ("cannot send to the scheduler"): a worker
+        // resuming from SIGSTOP, removed meanwhile, logged it twice at error.
+        this.logger.debug({ err }, "the stream from the scheduler ended with the failed send");
       } else this.logger.error({ err }, "the stream from the scheduler broke");
     }
     if (this.statusValue === "running" || this.statusValue === "paused") {
@@ -755,6 +764,7 @@ export class Worker extends BaseWorker {
       );
       return;
     }
+    this.sendFailure ??= err;
     this.logger.error({ err }, "cannot send to the scheduler; closing");
     this.closeOnFault(`cannot send to the scheduler: ${asError(err).message}`);
   }
@@ -1018,4 +1028,9 @@ function isCloseWorker(
   msg: unknown,
 ): msg is { op: "close-worker"; reason?: unknown; restart?: unknown } {
   return typeof msg === "object" && msg !== null && (msg as { op?: unknown }).op === "close-worker";
+}
+
+/** Whether the read side's error is the send's failure (or wraps it), already logged. */
+function sameFailure(err: unknown, sendFailure: unknown): boolean {
+  return err === sendFailure || (err instanceof Error && err.cause === sendFailure);
 }
