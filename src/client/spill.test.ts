@@ -73,6 +73,14 @@ describe("workers with a memoryLimit spill to disk", () => {
     expect(() => resolveWorkerOptions({ ...base, memoryLimit: 0.5 })).toThrow(
       "Worker option memoryLimit must be a size of at least 1 byte, got 0.5",
     );
+    // A fraction of a byte, which Dask's parse_bytes and int() truncate ("1.5" is 1 byte).
+    expect(() => resolveWorkerOptions({ ...base, memoryLimit: "1.5" })).toThrow(
+      'Worker option memoryLimit must be a whole number of bytes, got "1.5"',
+    );
+    expect(() => resolveWorkerOptions({ ...base, memoryLimit: 1e6 + 0.5 })).toThrow(
+      "Worker option memoryLimit must be a whole number of bytes, got 1000000.5 (Math.floor a computed size)",
+    );
+    expect(resolveWorkerOptions({ ...base, memoryLimit: "1.5kB" }).memoryLimit).toBe(1500);
     // A target at or above the pause (or terminate) share: paused, or killed, for good.
     expect(() => resolveWorkerOptions({ ...base, memoryTarget: 0.9 })).toThrow(
       /^Worker option memoryTarget \(0\.9\) must be below memoryPause \(0\.8\): .*pause for good/,

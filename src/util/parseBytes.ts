@@ -97,6 +97,16 @@ const BYTE_SIZES: ReadonlyMap<string, number> = (() => {
  */
 export function parseBytes(s: number | string): number {
   if (typeof s === "number") return pyInt(s);
+  const { prefix, suffix } = byteSizeParts(s);
+  const n = pyFloat(prefix);
+  if (n === undefined) throw new Error(`Could not interpret '${prefix}' as a number`);
+  const multiplier = BYTE_SIZES.get(suffix.toLowerCase());
+  if (multiplier === undefined) throw new Error(`Could not interpret '${suffix}' as a byte unit`);
+  return pyInt(n * multiplier);
+}
+
+/** parse_bytes' split of a size into its number's text and its unit's. */
+function byteSizeParts(s: string): { prefix: string; suffix: string } {
   s = s.replaceAll(" ", "");
   const chars = Array.from(s); // code points, like Python indexing
   if (!chars.some((c) => DIGIT.test(c))) chars.unshift("1");
@@ -107,11 +117,29 @@ export function parseBytes(s: number | string): number {
   const index = i + 1;
   const prefix = chars.slice(0, index).join("");
   const suffix = chars.slice(index).join("");
-  const n = pyFloat(prefix);
-  if (n === undefined) throw new Error(`Could not interpret '${prefix}' as a number`);
+  return { prefix, suffix };
+}
+
+/**
+ * Whether a size parseBytes reads names a whole number of bytes, computed
+ * exactly (in decimal, not in floating point): `"1.5kB"` and `"0.5KiB"` do,
+ * `"1.5"` and `"1.1KiB"` (1126.4) do not, which parse_bytes would truncate (to
+ * 1 byte and 1126). False for what parseBytes refuses, and for inf and nan.
+ */
+export function isWholeByteSize(s: string): boolean {
+  const { prefix, suffix } = byteSizeParts(s);
   const multiplier = BYTE_SIZES.get(suffix.toLowerCase());
-  if (multiplier === undefined) throw new Error(`Could not interpret '${suffix}' as a byte unit`);
-  return pyInt(n * multiplier);
+  const number = /^[+-]?(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/.exec(
+    pyStrip(prefix).replaceAll("_", ""),
+  );
+  if (multiplier === undefined || number === null || pyFloat(prefix) === undefined) return false;
+  const [, whole, fraction = "", exponent = "0"] = number;
+  const digits = BigInt(`0${whole}${fraction}`) * BigInt(multiplier);
+  const shift = Number(exponent) - fraction.length; // value = digits × 10^shift
+  if (shift >= 0 || digits === 0n) return true;
+  // More tens to divide by than digits to divide: a fraction (and no huge 10^n to build).
+  if (-shift > digits.toString().length) return false;
+  return digits % 10n ** BigInt(-shift) === 0n;
 }
 
 /** Python's `f"{x:.2f}"`: like `toFixed(2)` but exact ties round half to even. */

@@ -17,7 +17,7 @@ import { checkKnownOptions, type OptionNames } from "../util/knownOptions.ts";
 import { envLogLevel, weftLogger } from "../util/logger.ts";
 import { loggerOption } from "../util/loggerOption.ts";
 import { existingModuleUrl, fileModuleUrl } from "../util/moduleUrl.ts";
-import { parseBytes } from "../util/parseBytes.ts";
+import { isWholeByteSize, parseBytes } from "../util/parseBytes.ts";
 import { preloadUrl } from "../util/preload.ts";
 import { showValue } from "../util/showValue.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
@@ -663,7 +663,13 @@ function memoryLimit(v: number | string | undefined, nthreads: number): number |
       `Worker option memoryLimit must be a size of at least 1 byte, got ${JSON.stringify(v)}`,
     );
   }
-  return Math.floor(n);
+  // parse_bytes truncates "1.5" to 1 byte: a fraction of a byte is a mistake, not a limit.
+  if (typeof v === "string" ? !isWholeByteSize(v) : !Number.isInteger(v)) {
+    throw new RangeError(
+      `Worker option memoryLimit must be a whole number of bytes, got ${JSON.stringify(v)}${typeof v === "number" ? " (Math.floor a computed size)" : ""}`,
+    );
+  }
+  return n;
 }
 
 function fraction(name: string, v: number): number {

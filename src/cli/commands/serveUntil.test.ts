@@ -52,6 +52,16 @@ describe("byteSize (--max-frame-bytes, --max-message-bytes)", () => {
       );
     }
   });
+
+  it("refuses a fraction of a byte, which parse_bytes would truncate (1.5 to 1 byte)", () => {
+    for (const bad of ["1.5", "1.1KiB", "100000.5B", "1.0001kB"]) {
+      expect(() => byteSize("--max-frame-bytes", bad), bad).toThrow(
+        `--max-frame-bytes must be a whole number of bytes, got ${JSON.stringify(bad)} (a size without a unit is in bytes)`,
+      );
+    }
+    expect(byteSize("--max-frame-bytes", "1.5kB")).toBe(1500);
+    expect(byteSize("--max-frame-bytes", "0.5KiB")).toBe(512);
+  });
 });
 
 describe("frameLimitsFrom", () => {

@@ -6,7 +6,7 @@ import { loadTlsCredentials, type TlsCredentials } from "../../comm/tls.ts";
 import { splitScheme } from "../../util/address.ts";
 import { parseDecimal } from "../../util/decimal.ts";
 import { weftLogger } from "../../util/logger.ts";
-import { parseBytes } from "../../util/parseBytes.ts";
+import { isWholeByteSize, parseBytes } from "../../util/parseBytes.ts";
 import { parseTimedelta } from "../../util/parseTimedelta.ts";
 import { MAX_TIMER_MS } from "../../util/timers.ts";
 import { claimEarlySignal } from "./earlySignal.ts";
@@ -122,6 +122,12 @@ export function byteSize(name: string, text: string): number {
   }
   if (!Number.isSafeInteger(n) || n < 1) {
     throw new Error(`${name} must be a size such as 64MiB or 4GB, got ${JSON.stringify(text)}`);
+  }
+  // parse_bytes truncates: "1.5" would be 1 byte, a limit no one meant.
+  if (!isWholeByteSize(text)) {
+    throw new Error(
+      `${name} must be a whole number of bytes, got ${JSON.stringify(text)} (a size without a unit is in bytes)`,
+    );
   }
   return n;
 }
