@@ -2,6 +2,7 @@ import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { sizeof } from "../util/sizeof.ts";
+import { memoryLogger } from "../worker/testWorker.ts";
 import { resolveWorkerOptions } from "../worker/workerOptions.ts";
 import { clusterScratch, eventually, extraWorker, testCluster } from "./testCluster.ts";
 import { bytes, inc } from "./testTasks.ts";
@@ -166,6 +167,26 @@ describe("the memory monitor", () => {
       expect(w.status).toBe("running");
     },
   );
+
+  it("warns once as it starts of thresholds out of order, which it takes as given, as Dask does", async () => {
+    const { cluster } = await testCluster({ workers: 1 });
+    const { logger, records } = memoryLogger();
+    const w = await extraWorker(cluster, {
+      memoryLimit: "1GiB",
+      memoryPause: 0.97,
+      spillDirectory: scratch.dir,
+      logger,
+    });
+    extra.push(w);
+    expect(w.status).toBe("running");
+    const warned = records.filter((r) =>
+      String(r.msg).startsWith("memory thresholds out of order"),
+    );
+    expect(warned.map((r) => r.msg)).toEqual([
+      "memory thresholds out of order, taken as given (as Dask does): memory pause 0.97 is above terminate 0.95: the worker is closed before it pauses",
+    ]);
+    expect(warned[0]).toMatchObject({ level: 40, memoryPause: 0.97, memoryTerminate: 0.95 });
+  });
 
   it("refuses bad options, naming them", () => {
     const base = { scheduler: "inproc://x" };

@@ -73,6 +73,7 @@ import {
   refuseMemoryLimitTooSmall,
   refuseUnwritableSpillDirectory,
   spillStoreFor,
+  warnMemoryOrder,
 } from "./workerMemory.ts";
 import {
   type ResolvedWorkerOptions,
@@ -400,6 +401,7 @@ export class Worker extends BaseWorker {
       this.code.startModulesImported(o.taskModules);
       refuseMemoryLimitTooSmall(this.memory, o);
       refuseUnwritableSpillDirectory(o);
+      warnMemoryOrder(o, this.logger);
       deadline.doing = `listening at ${o.listen}`;
       this.listener = await this.starting.step(
         () =>

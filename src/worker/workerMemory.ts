@@ -15,6 +15,7 @@ import type { Logger } from "pino";
 import { formatBytes } from "../util/parseBytes.ts";
 import { sizeof } from "../util/sizeof.ts";
 import { MemoryMonitor } from "./memoryMonitor.ts";
+import { memoryOrderProblems } from "./memoryOrder.ts";
 import { SpillStore } from "./spillStore.ts";
 import { collectGarbageOnDemand } from "./throttledGc.ts";
 import type { ResolvedWorkerOptions } from "./workerOptions.ts";
@@ -139,4 +140,20 @@ export function refuseUnwritableSpillDirectory(o: ResolvedWorkerOptions): void {
     );
   }
   rmdirSync(probe);
+}
+
+/**
+ * Warns, as a worker with a `memoryLimit` starts, of memory thresholds in an
+ * order that defeats one of them (`memoryOrder.ts`): taken as given, as Dask
+ * does, but said, as such a worker never does what the option names.
+ */
+export function warnMemoryOrder(o: ResolvedWorkerOptions, logger: Logger): void {
+  if (o.memoryLimit === null) return;
+  const problems = memoryOrderProblems(o);
+  if (problems.length === 0) return;
+  const { memoryTarget, memorySpill, memoryPause, memoryTerminate } = o;
+  logger.warn(
+    { memoryTarget, memorySpill, memoryPause, memoryTerminate },
+    `memory thresholds out of order, taken as given (as Dask does): ${problems.join("; ")}`,
+  );
 }
