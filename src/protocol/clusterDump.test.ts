@@ -2,10 +2,18 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { getHeapStatistics } from "node:v8";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { Packr, Unpackr } from "msgpackr";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { decodeMsgpack, decodeYaml } from "./clusterDump/decode.ts";
+import {
+  decodeMsgpack,
+  decodeYaml,
+  gunzip,
+  gunzippedLimit,
+  MSGPACK_HEAP_PER_BYTE,
+  YAML_HEAP_PER_BYTE,
+} from "./clusterDump/decode.ts";
 import { Ctx } from "./clusterDump/errors.ts";
 import { taskStateReprProblem } from "./clusterDump/pyRepr.ts";
 import { stringifyForPyYaml } from "./clusterDump/pyyamlWrite.ts";
@@ -632,6 +640,26 @@ describe("normalization", () => {
       /^big\.msgpack: too large to read here: reading .* of msgpack takes about .* of heap, beyond the .* this process has left; give node more \(NODE_OPTIONS=--max-old-space-size=MB\)$/,
     );
     expect(decodeMsgpack(bytes, new Ctx("small.msgpack"), bytes.length * 20)).toBeInstanceOf(Map);
+  });
+
+  it("refuses a gzipped dump that gunzips to more than the heap can read, as soon as it does", () => {
+    // A gzip bomb: 3 GB of zeros are 13 MB gzipped, and were gunzipped whole (6 GB of
+    // memory, outside the heap) before the decoder refused them as too large.
+    const bomb = gzipSync(Buffer.alloc(1_000_000));
+    expect(() => gunzip(bomb, new Ctx("big.msgpack.gz"), "msgpack.gz", 100_000)).toThrow(
+      /^big\.msgpack\.gz: too large to read here: .* of gzip data gunzip to more than the 97\.66 kiB of msgpack this process has the heap to read; give node more \(NODE_OPTIONS=--max-old-space-size=MB\)$/,
+    );
+    expect(() => gunzip(bomb, new Ctx("big.yaml.gz"), "yaml.gz", 100_000)).toThrow(
+      /^big\.yaml\.gz: too large to read as YAML here: .* gunzip to more than the 97\.66 kiB of YAML .*; dump as msgpack/,
+    );
+    expect(gunzip(bomb, new Ctx("fits.msgpack.gz"), "msgpack.gz", 1_000_000).length).toBe(
+      1_000_000,
+    );
+    // By default, what the decoder could read within the heap.
+    const { heap_size_limit } = getHeapStatistics();
+    expect(gunzippedLimit("yaml.gz")).toBe(Math.floor(heap_size_limit / YAML_HEAP_PER_BYTE));
+    expect(gunzippedLimit("msgpack.gz")).toBeLessThan(heap_size_limit / MSGPACK_HEAP_PER_BYTE);
+    expect(gunzippedLimit("msgpack.gz")).toBeGreaterThan(0);
   });
 
   it("reads plain msgpack and gzipped yaml too", () => {

@@ -3,6 +3,7 @@
  * normalization. See the module comment of `../clusterDump.ts` for the encodings.
  */
 
+import { constants as bufferConstants } from "node:buffer";
 import { getHeapStatistics } from "node:v8";
 import { gunzipSync } from "node:zlib";
 import { Unpackr } from "msgpackr";
@@ -28,16 +29,45 @@ function sniff(data: Uint8Array): string {
   return `it starts with the bytes ${Buffer.from(head.subarray(0, 8)).toString("hex")}`;
 }
 
-export function gunzip(data: Uint8Array, ctx: Ctx, encoding: DumpEncoding): Uint8Array {
+/**
+ * The most bytes a gzipped dump of `encoding` may gunzip to: what the decoder
+ * could then read within the heap (`decodeMsgpack`, `decodeYaml`). Bounding the
+ * gunzip itself matters: its output is outside the heap, and a small file can
+ * stand for gigabytes (a 13 MB .msgpack.gz of 3 GB took 6 GB of memory to be
+ * refused as too large, a machine with less killing the process unannounced).
+ */
+export function gunzippedLimit(encoding: DumpEncoding): number {
+  const limit = encoding.startsWith("msgpack")
+    ? heapAvailable() / MSGPACK_HEAP_PER_BYTE
+    : getHeapStatistics().heap_size_limit / YAML_HEAP_PER_BYTE;
+  return Math.max(1, Math.min(Math.floor(limit), bufferConstants.MAX_LENGTH));
+}
+
+/** `data` gunzipped, refused as too large beyond `maxBytes` ({@link gunzippedLimit}). */
+export function gunzip(
+  data: Uint8Array,
+  ctx: Ctx,
+  encoding: DumpEncoding,
+  maxBytes = gunzippedLimit(encoding),
+): Uint8Array {
   if (data.length < 2 || data[0] !== 0x1f || data[1] !== 0x8b) {
     ctx.fail(null, `not gzip data, as a ${encoding} file must be (${sniff(data)})`);
   }
   let out: Buffer;
   try {
-    out = gunzipSync(data);
+    // zlib stops as soon as the output passes maxOutputLength.
+    out = gunzipSync(data, { maxOutputLength: maxBytes });
   } catch (e) {
     const code = (e as { code?: unknown }).code;
     const msg = e instanceof Error ? e.message : String(e);
+    if (code === "ERR_BUFFER_TOO_LARGE") {
+      const yaml = encoding.startsWith("yaml");
+      ctx.fail(
+        null,
+        `too large to read${yaml ? " as YAML" : ""} here: ${formatBytes(data.length)} of gzip data gunzip to more than the ${formatBytes(maxBytes)} of ${yaml ? "YAML" : "msgpack"} this process has the heap to read; ${yaml ? "dump as msgpack (Dask's default, weft dump's too), or " : ""}give node more (NODE_OPTIONS=--max-old-space-size=MB)`,
+        e,
+      );
+    }
     if (code === "Z_BUF_ERROR")
       ctx.fail(null, "truncated gzip data (the compressed stream ends early)", e);
     if (code === "Z_DATA_ERROR") ctx.fail(null, `corrupt gzip data (${msg})`, e);
@@ -63,8 +93,8 @@ export const MSGPACK_HEAP_PER_BYTE = 10;
  */
 const YOUNG_GENERATION = 48 * 2 ** 20;
 
-/** The old-generation heap left for a dump to be read into. */
-function heapAvailable(): number {
+/** The old-generation heap left for a dump (or a vector, a stream) to be read into. */
+export function heapAvailable(): number {
   const { heap_size_limit, used_heap_size } = getHeapStatistics();
   return Math.max(0, heap_size_limit - YOUNG_GENERATION - used_heap_size);
 }
