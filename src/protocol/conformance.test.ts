@@ -1,10 +1,18 @@
-import { readFileSync } from "node:fs";
-import { gunzipSync } from "node:zlib";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { gunzipSync, gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { KeyError, PyTypeError } from "../util/pyErrors.ts";
 import { ComputeTaskEvent } from "../worker/state/events.ts";
 import { WorkerState } from "../worker/state/workerState.ts";
-import { parseVector, replayVector, workerStateFromConfig } from "./conformance.ts";
+import {
+  parseVector,
+  readMaybeGzip,
+  replayVector,
+  textLimit,
+  workerStateFromConfig,
+} from "./conformance.ts";
 import { canonical, jsonDiff } from "./conformanceDiff.ts";
 import { instructionWithSetsSorted, stateWithSetsSorted } from "./conformanceSets.ts";
 import { stateSnapshot } from "./daskJson/snapshot.ts";
@@ -395,5 +403,32 @@ describe("re-sorting a recording's sets", () => {
     const odd = ["b", "a", null];
     expect(stateWithSetsSorted({ data: odd }).data).toEqual(odd);
     expect(instructionWithSetsSorted({ keys: odd }).keys).toEqual(odd);
+  });
+});
+
+describe("readMaybeGzip", () => {
+  it("refuses more text than it can read, as soon as the gunzip passes it", () => {
+    // A gzip bomb: 3 GB of zeros are 13 MB gzipped; gunzipped whole (6 GB of memory),
+    // they were called an empty stream, and text beyond a string's 512 MiB failed with
+    // V8's own words.
+    const dir = mkdtempSync(join(tmpdir(), "weft-read-text-"));
+    try {
+      const gz = join(dir, "bomb.jsonl.gz");
+      const plain = join(dir, "big.json");
+      writeFileSync(gz, gzipSync(Buffer.alloc(1_000_000, 0x20)));
+      writeFileSync(plain, Buffer.alloc(200_000, 0x20));
+      expect(() => readMaybeGzip(gz, 100_000)).toThrow(
+        /^too large to read here: .* of gzip data gunzip to more than the 97\.66 kiB this process has the heap to replay; give node more \(NODE_OPTIONS=--max-old-space-size=MB\)$/,
+      );
+      expect(() => readMaybeGzip(plain, 100_000)).toThrow(
+        /^too large to read here: 195\.31 kiB of text is more than the 97\.66 kiB this process/,
+      );
+      expect(readMaybeGzip(gz, 1_000_000)).toHaveLength(1_000_000);
+      expect(readMaybeGzip(plain, 200_000)).toHaveLength(200_000);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect(textLimit()).toBeGreaterThan(0);
+    expect(textLimit()).toBeLessThanOrEqual(0x1fffffe8);
   });
 });

@@ -1,5 +1,7 @@
+import { constants as bufferConstants } from "node:buffer";
 import { readFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
+import { formatBytes } from "../util/parseBytes.ts";
 import { AssertionError, KeyError, PyTypeError, RuntimeError } from "../util/pyErrors.ts";
 import type { DataStore } from "../worker/state/dataStore.ts";
 import { TaskError } from "../worker/state/errorMessage.ts";
@@ -11,6 +13,7 @@ import {
 } from "../worker/state/errors.ts";
 import type { StateMachineEvent } from "../worker/state/events.ts";
 import { WorkerState } from "../worker/state/workerState.ts";
+import { heapAvailable } from "./clusterDump/decode.ts";
 import { instructionDiff, jsonDiff } from "./conformanceDiff.ts";
 import { instructionWithSetsSorted, stateWithSetsSorted } from "./conformanceSets.ts";
 import { eventFromDict } from "./daskJson/events.ts";
@@ -37,11 +40,54 @@ export interface Vector {
   steps: VectorStep[];
 }
 
-/** Read a `.json` or `.json.gz` file (or a `.jsonl.gz` stream) as text. */
-export function readMaybeGzip(path: string): string {
+/**
+ * The heap a stimulus stream or a vector takes to read and replay, per byte of its
+ * text: 35 MB of `tree.jsonl` needed a heap of 100 to 150 MB (events, the
+ * WorkerState and its logs); 5 leaves a margin.
+ */
+export const TEXT_HEAP_PER_BYTE = 5;
+
+/**
+ * The most bytes of text {@link readMaybeGzip} reads: what the heap left can
+ * replay, and at most what one string holds (512 MiB).
+ */
+export function textLimit(): number {
+  return Math.max(
+    1,
+    Math.min(Math.floor(heapAvailable() / TEXT_HEAP_PER_BYTE), bufferConstants.MAX_STRING_LENGTH),
+  );
+}
+
+/**
+ * Read a `.json` or `.json.gz` file (or a `.jsonl.gz` stream) as text, refusing
+ * more than `maxBytes` of it ({@link textLimit}) as soon as the gunzip passes it:
+ * a 13 MB .jsonl.gz of 3 GB took 6 GB of memory to be called empty, and more text
+ * than a string holds failed with V8's "Cannot create a string longer than
+ * 0x1fffffe8 characters", and less but more than the heap, with V8 running out
+ * of memory and its stack trace.
+ */
+export function readMaybeGzip(path: string, maxBytes = textLimit()): string {
   const buf = readFileSync(path);
   const gz = buf.length >= 2 && buf[0] === 0x1f && buf[1] === 0x8b;
-  return (gz ? gunzipSync(buf) : buf).toString("utf8");
+  let text: Buffer = buf;
+  try {
+    if (gz) text = gunzipSync(buf, { maxOutputLength: maxBytes });
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== "ERR_BUFFER_TOO_LARGE") throw err;
+    throw new Error(tooLargeText(`${formatBytes(buf.length)} of gzip data gunzip to`, maxBytes));
+  }
+  if (text.length > maxBytes) {
+    throw new Error(tooLargeText(`${formatBytes(text.length)} of text is`, maxBytes));
+  }
+  return text.toString("utf8");
+}
+
+function tooLargeText(what: string, maxBytes: number): string {
+  const why =
+    maxBytes === bufferConstants.MAX_STRING_LENGTH
+      ? "one string holds: cut it (a stream cut after any line replays)"
+      : "this process has the heap to replay; give node more (NODE_OPTIONS=--max-old-space-size=MB)";
+  return `too large to read here: ${what} more than the ${formatBytes(maxBytes)} ${why}`;
 }
 
 /**
