@@ -1,5 +1,6 @@
 import type { ClusterDump } from "../protocol/clusterDump.ts";
 import { loadClusterDump } from "../protocol/clusterDump.ts";
+import { unawaitedCallback } from "../util/unawaitedCallback.ts";
 import type { WorkerState } from "../worker/state/workerState.ts";
 import { askedAddress, checkFileArgument, toInputError } from "./errors.ts";
 import { workersWithoutEntry } from "./missingWorkers.ts";
@@ -67,7 +68,8 @@ export function replayLoadedDump(dump: ClusterDump, options: ReplayDumpOptions =
   let total = 0;
   for (const a of addresses) total += dump.workers.get(a)?.stimulusLog.length ?? 0;
   let done = 0;
-  const onProgress = options.onProgress;
+  const onProgress =
+    options.onProgress && unawaitedCallback(options.onProgress, "replayDump: onProgress");
   const onEvent = onProgress === undefined ? undefined : () => onProgress(++done, total);
   onProgress?.(0, total);
   const states = new Map<string, WorkerState>();

@@ -1,6 +1,7 @@
 import { readMaybeGzip, workerStateFromConfig } from "../protocol/conformance.ts";
 import { eventFromDict } from "../protocol/daskJson/events.ts";
 import { isDict } from "../protocol/daskJson/fields.ts";
+import { unawaitedCallback } from "../util/unawaitedCallback.ts";
 import type { StateMachineEvent } from "../worker/state/events.ts";
 import { ReplayInputError, toInputError } from "./errors.ts";
 import { replayFailure } from "./failure.ts";
@@ -126,7 +127,9 @@ export function replayStreamFile(
   }
   const total = stream.events.length;
   const progressEvery = Math.max(1, Math.floor(total / 200));
-  options.onProgress?.(0, total);
+  const onProgress =
+    options.onProgress && unawaitedCallback(options.onProgress, "replayStreamFile: onProgress");
+  onProgress?.(0, total);
   let instructions = 0;
   let events = 0;
   let failure: ReplayFailure | null = null;
@@ -138,9 +141,9 @@ export function replayStreamFile(
       break;
     }
     events++;
-    if (events % progressEvery === 0) options.onProgress?.(events, total);
+    if (events % progressEvery === 0) onProgress?.(events, total);
   }
-  options.onProgress?.(total, total);
+  onProgress?.(total, total);
   const finalMismatches: string[] = [];
   const f = stream.final;
   if (f !== null && failure === null) {

@@ -1,5 +1,6 @@
 /** Run many consecutive seeds and sum up what happened. */
 
+import { unawaitedCallback } from "../util/unawaitedCallback.ts";
 import type { FailureKind } from "./failure.ts";
 import { emptyFaultCounts, type FaultKind } from "./faults.ts";
 import type { SimOptions } from "./options.ts";
@@ -173,7 +174,8 @@ export function seedsPassSafeRange(from: number, count: number): boolean {
  * Run seeds `from`, `from + 1`, … (`count` of them) with the same options,
  * calling `onResult` after each. A run's failure is in its result and the
  * summary; what `onResult` throws ends the runs (the seeds after it are not
- * run) and is rethrown. A `from` or `count` that is not an integer ≥ 0, or seeds
+ * run) and is rethrown; a promise it returns that rejects is a process warning
+ * (`unawaitedCallback`). A `from` or `count` that is not an integer ≥ 0, or seeds
  * beyond `Number.MAX_SAFE_INTEGER`, throw a RangeError before any run.
  */
 export function runSeeds(
@@ -196,10 +198,11 @@ export function runSeeds(
   }
   const t0 = performance.now();
   const s = emptySummary();
+  const told = onResult && unawaitedCallback(onResult, "runSeeds: onResult");
   for (let seed = from; seed < from + count; seed++) {
     const r = simulate({ ...base, seed });
     addResult(s, r);
-    onResult?.(r);
+    told?.(r);
   }
   s.wallSeconds = (performance.now() - t0) / 1000;
   return s;

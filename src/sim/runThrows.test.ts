@@ -116,4 +116,35 @@ describe("a throw of a caller's callback in a simulated run", () => {
     ).toThrow("enough");
     expect(seen).toEqual([1, 2]);
   });
+
+  it("a promise onProgress or onResult returns that rejects is a process warning, once, the runs going on", async () => {
+    const seen: Error[] = [];
+    const onWarning = (w: Error) => seen.push(w);
+    process.on("warning", onWarning);
+    try {
+      // Before, each rejection was unhandled, which ends a Node.js process.
+      let progress = 0;
+      const r = new Simulation({ seed: 1, workers: 2, tasks: 600, faults: NO_FAULTS }).run(
+        async () => {
+          progress++;
+          throw new Error("no bar");
+        },
+      );
+      expect(r.ok).toBe(true);
+      expect(progress).toBeGreaterThan(1);
+      const results: number[] = [];
+      const summary = runSeeds({ workers: 2, tasks: 8, faults: NO_FAULTS }, 1, 3, async (x) => {
+        results.push(x.seed);
+        throw new Error("no table");
+      });
+      expect([summary.runs, results]).toEqual([3, [1, 2, 3]]);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(seen.map((w) => [w.name, w.message])).toEqual([
+        ["WeftCallbackWarning", "Simulation.run: onProgress failed: Error: no bar"],
+        ["WeftCallbackWarning", "runSeeds: onResult failed: Error: no table"],
+      ]);
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
 });

@@ -11,6 +11,7 @@ import type { WorkerToSchedulerMessage } from "../protocol/messagesWorker.ts";
 import { FIRE_AND_FORGET_CLIENT } from "../scheduler/state/clientInfo.ts";
 import type { TaskState } from "../scheduler/state/taskState.ts";
 import { plural } from "../util/plural.ts";
+import { unawaitedCallback } from "../util/unawaitedCallback.ts";
 import {
   type CheckInput,
   checkEmpty,
@@ -403,7 +404,8 @@ export class Simulation implements SimCluster {
    * them (`raised`, naming the hook), is in the result, not thrown. `onProgress(done,
    * total)` (wanted keys the client holds the outcome of, of all) is called every
    * few thousand events, for long runs; what it throws ends the run and is
-   * rethrown, as the simulator's own bugs are. A simulation runs once: a later
+   * rethrown, as the simulator's own bugs are; a promise it returns that rejects is
+   * a process warning (`unawaitedCallback`). A simulation runs once: a later
    * call returns the same result, or, after a run ended by a throw, throws saying so.
    */
   run(onProgress?: (done: number, total: number) => void): SimResult {
@@ -414,7 +416,9 @@ export class Simulation implements SimCluster {
       );
     }
     this.started = true;
-    this.result = this.runOnce(onProgress);
+    this.result = this.runOnce(
+      onProgress && unawaitedCallback(onProgress, "Simulation.run: onProgress"),
+    );
     return this.result;
   }
 
