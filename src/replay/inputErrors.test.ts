@@ -45,6 +45,15 @@ beforeAll(() => {
   // A vector under a stream's name: its one line has a name and a config, as a header.
   write("vector.jsonl", gunzipSync(vector));
   write("broken.json", '{"name": "x", "steps": [');
+  // A stream under a vector's name: its lines read as one document fail at the second.
+  write(
+    "stream.json",
+    gunzipSync(readFileSync(sharedPath("bench", "tree.jsonl.gz")))
+      .toString("utf8")
+      .split("\n")
+      .slice(0, 20)
+      .join("\n"),
+  );
   write("graph.json", '{"graph": {"x": ["inc", 1]}}');
   write("list.json", "[1, 2]");
   write("bad-step.json", '{"name": "x", "steps": [{"event": 1}]}');
@@ -118,6 +127,10 @@ describe("unreadable, truncated, corrupt and unknown inputs", () => {
     ["unknown.bin", /unknown kind of file/],
     ["truncated.json.gz", /truncated gzip|ends/],
     ["broken.json", /not valid JSON/],
+    [
+      "stream.json",
+      /^a stimulus stream \(JSON lines, the first a header with a config\), not a conformance vector: name it \.jsonl$/,
+    ],
     [
       "graph.json",
       /^not a conformance vector, cluster dump or stimulus stream \(a JSON object without "steps"\)$/,

@@ -56,12 +56,37 @@ function notAVector(text: string): string | null {
   try {
     data = JSON.parse(text);
   } catch {
-    return null;
+    return streamNamedJson(text);
   }
   const object = typeof data === "object" && data !== null && !Array.isArray(data);
   if (object && Object.hasOwn(data as object, "steps")) return null;
   const what = object ? 'a JSON object without "steps"' : `JSON, but ${describeJson(data)}`;
   return `not a conformance vector, cluster dump or stimulus stream (${what})`;
+}
+
+/**
+ * What a text that is not JSON says when it is a stimulus stream (JSON lines,
+ * the first a header with a "config" and no "steps") named `.json`: its lines
+ * read as one document failed at the second, "Unexpected non-whitespace
+ * character after JSON at position 388", which named neither the kind nor the fix.
+ */
+function streamNamedJson(text: string): string | null {
+  const end = text.indexOf("\n");
+  const firstLine = end === -1 ? text : text.slice(0, end);
+  let header: unknown;
+  try {
+    header = JSON.parse(firstLine);
+  } catch {
+    return null;
+  }
+  const isHeader =
+    typeof header === "object" &&
+    header !== null &&
+    Object.hasOwn(header, "config") &&
+    !Object.hasOwn(header, "steps");
+  return isHeader
+    ? "a stimulus stream (JSON lines, the first a header with a config), not a conformance vector: name it .jsonl"
+    : null;
 }
 
 function describeJson(data: unknown): string {
