@@ -400,13 +400,19 @@ describe("tcp transport", () => {
     const big = new Uint8Array(40 * 1024 * 1024); // 2.5 × 16 MiB: 750 ms allowed
     const t0 = performance.now();
     const sent = server.send({ big }).catch((e: unknown) => e);
+    // A send queued behind it fails with the same reason, not "Cannot call write
+    // after a stream was destroyed".
+    const queued = server.send({ big }).catch((e: unknown) => e);
     const { error } = await server.closed;
     expect(error).toBeInstanceOf(CommClosedError);
     expect(error?.message).toMatch(
       /stopped reading: \d+ bytes sent to it were not taken for \d+ ms/,
     );
     expect(performance.now() - t0).toBeGreaterThanOrEqual(700);
-    expect(await sent).toBeInstanceOf(CommClosedError);
+    for (const failed of [await sent, await queued]) {
+      expect(failed).toBeInstanceOf(CommClosedError);
+      expect((failed as Error).message).toMatch(/stopped reading: \d+ bytes sent to it/);
+    }
     expect(await server.recv()).toEqual({ n: 1 });
     await expect(server.recv()).rejects.toBeInstanceOf(CommClosedError);
   });

@@ -303,7 +303,12 @@ export class TcpComm extends CommBase {
       for (let i = 0; i < frames.length - 1; i++) socket.write(frames[i]);
       socket.write(frames[frames.length - 1], (err) => {
         this.sendDone(length);
-        if (err)
+        // A send queued behind one the comm was closed on (a stall, an abort): the
+        // write fails as the socket is gone ("Cannot call write after a stream was
+        // destroyed"), which says nothing of why: the close's error does.
+        if (err && (err as NodeJS.ErrnoException).code === "ERR_STREAM_DESTROYED" && this.isClosed)
+          reject(this.closedError());
+        else if (err)
           reject(
             new CommClosedError(
               `send to ${this.peerAddress} failed: ${err.message}${this.resetHint(err)}`,
