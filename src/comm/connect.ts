@@ -3,6 +3,7 @@
 import { parseHostPort, splitScheme } from "../util/address.ts";
 import { asError } from "../util/asError.ts";
 import { callGuarded } from "../util/guardedCall.ts";
+import { checkKnownOptions, type OptionNames } from "../util/knownOptions.ts";
 import { showValue } from "../util/showValue.ts";
 import type { Comm, ConnectionHandler, ConnectOptions, Listener, ListenOptions } from "./comm.ts";
 import { connectInproc, listenInproc } from "./inproc.ts";
@@ -29,11 +30,34 @@ function scheme(address: string): string {
  * naming `what`: `null` crashed as a destructuring deep inside the transport,
  * and a `signal` that is no `AbortSignal` as `throwIfAborted is not a function`.
  */
-function checkedOptions<T extends object>(what: string, options: T | undefined): T {
+/** `connect`'s option names: `{ timeout: 5000 }` was ignored, the default 30 s waited. */
+const CONNECT_OPTIONS: OptionNames<ConnectOptions> = {
+  timeoutMs: true,
+  signal: true,
+  maxFrameBytes: true,
+  maxMessageBytes: true,
+  stallTimeoutMs: true,
+  keepAliveMs: true,
+  tls: true,
+};
+
+/** `listen`'s option names. */
+const LISTEN_OPTIONS: OptionNames<ListenOptions> = {
+  maxFrameBytes: true,
+  maxMessageBytes: true,
+  stallTimeoutMs: true,
+  keepAliveMs: true,
+  tls: true,
+  forwardOutOfBandBuffers: true,
+  onRefusedPeer: true,
+};
+
+function checkedOptions<T extends object>(what: "connect" | "listen", options: T | undefined): T {
   if (options === undefined) return {} as T;
   if (typeof options !== "object" || options === null || Array.isArray(options)) {
     throw new TypeError(`${what}: options must be an object, got ${showValue(options)}`);
   }
+  checkKnownOptions(what, options, what === "connect" ? CONNECT_OPTIONS : LISTEN_OPTIONS);
   const { signal } = options as { signal?: unknown };
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
     throw new TypeError(`${what}: signal must be an AbortSignal, got ${showValue(signal)}`);

@@ -644,6 +644,18 @@ describe("tcp transport", () => {
     await expect(listen("tcp://127.0.0.1:0", () => {}, 5 as never)).rejects.toThrow(
       new TypeError("listen: options must be an object, got 5"),
     );
+    // Unknown options were ignored: { timeout: 500 } waited the default 30 s.
+    await expect(connect("tcp://127.0.0.1:1", { timeout: 500 } as never)).rejects.toThrow(
+      new TypeError('connect: unknown option "timeout" (did you mean timeoutMs?)'),
+    );
+    await expect(
+      connect("tcp://127.0.0.1:1", { forwardOutOfBandBuffers: true } as never),
+    ).rejects.toThrow(/^connect: unknown option "forwardOutOfBandBuffers" \(the options are /);
+    await expect(
+      listen("tcp://127.0.0.1:0", () => {}, { maxFrameByte: 1024 } as never),
+    ).rejects.toThrow(
+      new TypeError('listen: unknown option "maxFrameByte" (did you mean maxFrameBytes?)'),
+    );
     // Accepted, it aborted every connection without a word.
     for (const address of ["tcp://127.0.0.1:0", "inproc://"]) {
       await expect(listen(address, 5 as never)).rejects.toThrow(

@@ -17,7 +17,9 @@ export async function commPair(address: string, options: ListenOptions = {}): Pr
     accepted = resolve;
   });
   const listener = await listen(address, (c) => accepted(c), options);
-  const client = await connect(listener.address, options);
+  // The dialling end takes the same comm options; the listener's own stay with it.
+  const { forwardOutOfBandBuffers: _, onRefusedPeer: __, ...commOptions } = options;
+  const client = await connect(listener.address, commOptions);
   const server = await serverP;
   return { listener, client, server };
 }
