@@ -9,6 +9,8 @@ import { beforeRequest, clusterScratch, extraWorker, testCluster } from "./testC
 import { MAX_UPLOAD_BYTES, readUpload } from "./uploads.ts";
 
 const REGISTRY = new URL("../worker/taskRegistry.ts", import.meta.url).href;
+/** The client's entry point in the sources, which `import "weft"` is in a checkout. */
+const CLIENT_SOURCES = new URL("./index.ts", import.meta.url).href;
 
 const scratch = clusterScratch("upload-test");
 const extra = scratch.workers;
@@ -80,20 +82,23 @@ describe("Client.uploadFile", () => {
 
   it("an uploaded module's import of weft gets the weft the worker runs, here its sources", async () => {
     // A pool thread runs weft from its sources, as `npm start` does: a `weft` resolved
-    // to dist/ (stale or missing in a checkout) would be another copy, whose task
-    // context is not the worker's, and currentTaskKey() would throw in the task.
+    // to dist/ (stale, or missing in a checkout) would be another copy, with task
+    // modules' registrations, classes and codec of its own. The module compares its
+    // `weft` with the sources the thread runs: currentTaskKey() alone cannot tell,
+    // as the task context is shared by every copy (taskContext.ts).
     const { client } = await testCluster({ workers: 1, executor: "threads" });
     const name = `weftImport-${randomUUID()}`;
     const path = file(
       `${name}.mjs`,
-      `import { currentTaskKey, defineTask } from "weft";
+      `import * as weft from "weft";
 ` +
-        `defineTask(${JSON.stringify(name)}, () => currentTaskKey());
+        `weft.defineTask(${JSON.stringify(name)}, async () => [weft.currentTaskKey(), ` +
+        `weft.defineTask === (await import(${JSON.stringify(CLIENT_SOURCES)})).defineTask]);
 `,
     );
     await client.uploadFile(path);
     const f = client.submit(name);
-    expect(await f).toBe(f.key);
+    expect(await f).toEqual([f.key, true]);
   });
 
   it("over TCP, a file large enough to travel out of band reaches workers joining later", async () => {
