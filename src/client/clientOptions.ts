@@ -87,7 +87,8 @@ function checkClientOptions(options: ClientOptions): void {
       throw new RangeError(`Client option ${limit} must be an integer, got ${showValue(v)}`);
     }
   }
-  if (name !== undefined && (typeof name !== "string" || name === "")) {
+  // null is the default, as the option's type says (Dask's name=None).
+  if (name != null && (typeof name !== "string" || name === "")) {
     throw new TypeError(`Client option name must be a non-empty string, got ${showValue(name)}`);
   }
   if (

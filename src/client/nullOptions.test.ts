@@ -53,6 +53,13 @@ describe("null for an option Dask defaults to None is the default", () => {
     expect(profiled.value).toBe(7);
   });
 
+  it("the client's name, whose type and docs take null", async () => {
+    const { cluster } = await testCluster({ workers: 1 });
+    const named = await cluster.client({ name: null });
+    expect(named.id).toMatch(/^client-[0-9a-f]{8}$/);
+    await named.close();
+  });
+
   it("in the coordination primitives: counts and timeouts", async () => {
     const { client } = await testCluster({ workers: 1 });
     const lock = client.lock("L");
