@@ -6,7 +6,9 @@
 // weft's own package, as a Python module uploaded to a Dask worker imports
 // from the worker's sys.path. Weft itself (`weft`, `weft/worker`, …) is the
 // running weft's entry points (`entries`: its sources when it runs from them),
-// never another copy, whose task context would not be the worker's.
+// looked up before Node.js's own resolution, never another copy (one installed
+// above the temporary directory included), whose futures, classes and codec
+// would not be the worker's.
 //
 // Plain JavaScript: the hooks run on a thread of their own, which no
 // TypeScript loader may have reached (the build copies this file to dist/).
@@ -27,19 +29,17 @@ function isBare(specifier) {
 }
 
 export async function resolve(specifier, context, nextResolve) {
+  const parent = context.parentURL;
+  const uploaded = typeof parent === "string" && UPLOADED.test(parent);
+  // Weft first, before Node.js looks: with the temporary directory inside a project
+  // (TMPDIR=$PWD/tmp), it found the project's own install above the upload directory.
+  if (uploaded && Object.hasOwn(entries, specifier)) {
+    return await nextResolve(entries[specifier], context);
+  }
   try {
     return await nextResolve(specifier, context);
   } catch (err) {
-    const parent = context.parentURL;
-    if (
-      err?.code !== "ERR_MODULE_NOT_FOUND" ||
-      !isBare(specifier) ||
-      typeof parent !== "string" ||
-      !UPLOADED.test(parent)
-    ) {
-      throw err;
-    }
-    if (Object.hasOwn(entries, specifier)) return await nextResolve(entries[specifier], context);
+    if (err?.code !== "ERR_MODULE_NOT_FOUND" || !isBare(specifier) || !uploaded) throw err;
     for (const parentURL of fallbacks) {
       try {
         return await nextResolve(specifier, { ...context, parentURL });
