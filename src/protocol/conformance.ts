@@ -1,8 +1,9 @@
 import { constants as bufferConstants } from "node:buffer";
-import { readFileSync } from "node:fs";
+import { closeSync, openSync, readFileSync, readSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
 import { formatBytes } from "../util/parseBytes.ts";
 import { AssertionError, KeyError, PyTypeError, RuntimeError } from "../util/pyErrors.ts";
+import { regularFileSizeSync } from "../util/regularFile.ts";
 import type { DataStore } from "../worker/state/dataStore.ts";
 import { TaskError } from "../worker/state/errorMessage.ts";
 import {
@@ -67,6 +68,12 @@ export function textLimit(): number {
  * of memory and its stack trace.
  */
 export function readMaybeGzip(path: string, maxBytes = textLimit()): string {
+  // A device or FIFO read forever (or until a writer came): refused from its stat.
+  const size = regularFileSizeSync(path);
+  // Plain text beyond the limit is refused before it is read whole.
+  if (size > maxBytes && !startsWithGzipMagic(path)) {
+    throw new Error(tooLargeText(`${formatBytes(size)} of text is`, maxBytes));
+  }
   const buf = readFileSync(path);
   const gz = buf.length >= 2 && buf[0] === 0x1f && buf[1] === 0x8b;
   let text: Buffer = buf;
@@ -80,6 +87,16 @@ export function readMaybeGzip(path: string, maxBytes = textLimit()): string {
     throw new Error(tooLargeText(`${formatBytes(text.length)} of text is`, maxBytes));
   }
   return text.toString("utf8");
+}
+
+function startsWithGzipMagic(path: string): boolean {
+  const head = Buffer.alloc(2);
+  const fd = openSync(path, "r");
+  try {
+    return readSync(fd, head, 0, 2, 0) === 2 && head[0] === 0x1f && head[1] === 0x8b;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 function tooLargeText(what: string, maxBytes: number): string {

@@ -1,4 +1,13 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import {
+  closeSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { Packr, Unpackr } from "msgpackr";
@@ -95,6 +104,27 @@ beforeAll(() => {
   // A directory with a stream's name: read as one, refused by the file system.
   files["directory.jsonl"] = join(dir, "directory.jsonl");
   mkdirSync(files["directory.jsonl"]);
+  // A device read forever; a FIFO blocks until a writer comes.
+  for (const name of [
+    "zero.msgpack.gz",
+    "zero.msgpack",
+    "zero.yaml",
+    "zero.json",
+    "zero.jsonl.gz",
+  ]) {
+    files[name] = join(dir, name);
+    symlinkSync("/dev/zero", files[name]);
+  }
+  files["fifo.msgpack.gz"] = join(dir, "fifo.msgpack.gz");
+  execFileSync("mkfifo", [files["fifo.msgpack.gz"]]);
+  // Sparse files of 3 GiB: their size alone must refuse them, unread.
+  for (const name of ["huge.msgpack", "huge.yaml", "huge.jsonl"]) {
+    files[name] = join(dir, name);
+    const fd = openSync(files[name], "w");
+    writeFileSync(fd, "x");
+    closeSync(fd);
+    execFileSync("truncate", ["-s", "3G", files[name]]);
+  }
 });
 
 afterAll(() => {
@@ -164,9 +194,24 @@ describe("unreadable, truncated, corrupt and unknown inputs", () => {
     ["missing", /does not exist/],
     ["directory", /directory|unknown kind/],
     ["directory.jsonl", /^cannot read the file: it is a directory$/],
-  ])("%s", async (name, reason) => {
+    ...["zero.msgpack.gz", "zero.msgpack", "zero.yaml", "zero.json", "zero.jsonl.gz"].map(
+      (name) => [name, /^cannot read the file: it is a character device, not a regular file$/],
+    ),
+    ["fifo.msgpack.gz", /^cannot read the file: it is a FIFO \(named pipe\), not a regular file$/],
+    ["huge.msgpack", /^too large to read here: reading 3\.00 GiB of msgpack takes about/],
+    ["huge.yaml", /^too large to read as YAML here: parsing 3\.00 GiB of YAML/],
+    ["huge.jsonl", /^too large to read here: 3\.00 GiB of text is more than the/],
+  ] as [string, RegExp][])("%s", async (name, reason) => {
     const e = await inputError(files[name]);
     expect(e.reason).toMatch(reason);
+  });
+});
+
+describe("a path that is no regular file", () => {
+  it("is refused by loadDump (weft story) too, unread", async () => {
+    for (const name of ["zero.msgpack.gz", "fifo.msgpack.gz"]) {
+      await expect(loadDump(files[name])).rejects.toThrow(/not a regular file$/);
+    }
   });
 });
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -13,6 +13,21 @@ describe("loadGraphInput", () => {
       await expect(loadGraphInput(file)).rejects.toThrow(
         `${file}: its graph function threw: no data today`,
       );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses a device, unread: a graph linked to /dev/zero was read forever", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "weft-graph-input-"));
+    try {
+      for (const name of ["zero.json", "zero.mjs"]) {
+        const file = join(dir, name);
+        symlinkSync("/dev/zero", file);
+        await expect(loadGraphInput(file)).rejects.toThrow(
+          `${file}: cannot read the file: it is a character device, not a regular file`,
+        );
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

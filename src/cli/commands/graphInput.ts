@@ -11,6 +11,7 @@ import { dirname, extname, resolve } from "node:path";
 import type { Graph } from "../../client/graph.ts";
 import { asError } from "../../util/asError.ts";
 import { importModule } from "../../util/importModule.ts";
+import { regularFileSize } from "../../util/regularFile.ts";
 import { moduleUrl } from "../../worker/workerOptions.ts";
 
 /** The input cannot be used; the message says why. */
@@ -93,14 +94,30 @@ async function fromModule(file: string): Promise<GraphInput> {
   return { graph, keys: checkKeys(mod.keys, file), taskModules: [url] };
 }
 
-/** Read `file` (`.json`, or a module `.ts`/`.mts`/`.js`/`.mjs`). */
-export function loadGraphInput(file: string): Promise<GraphInput> {
-  const ext = extname(file).toLowerCase();
-  if (ext === ".json") return fromJson(file);
-  if ([".ts", ".mts", ".js", ".mjs"].includes(ext)) return fromModule(file);
-  return Promise.reject(
-    new GraphInputError(`${file}: expected a .json graph or a module (.ts, .mts, .js, .mjs)`),
+/**
+ * Refuses a device or FIFO (a `graph.json` linked to /dev/zero was read forever,
+ * a FIFO until a writer came); a missing file or a directory is left to the
+ * reader, which says so in its own words.
+ */
+async function refuseNonRegular(file: string): Promise<void> {
+  const err = await regularFileSize(file).then(
+    () => null,
+    (e: unknown) => e,
   );
+  if ((err as { code?: unknown } | null)?.code === "ENOTREGULAR") {
+    throw new GraphInputError(`${file}: ${(err as Error).message}`);
+  }
+}
+
+/** Read `file` (`.json`, or a module `.ts`/`.mts`/`.js`/`.mjs`). */
+export async function loadGraphInput(file: string): Promise<GraphInput> {
+  const ext = extname(file).toLowerCase();
+  const isModule = [".ts", ".mts", ".js", ".mjs"].includes(ext);
+  if (ext !== ".json" && !isModule) {
+    throw new GraphInputError(`${file}: expected a .json graph or a module (.ts, .mts, .js, .mjs)`);
+  }
+  await refuseNonRegular(file);
+  return isModule ? fromModule(file) : fromJson(file);
 }
 
 /**

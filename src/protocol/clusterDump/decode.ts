@@ -99,19 +99,43 @@ export function heapAvailable(): number {
   return Math.max(0, heap_size_limit - YOUNG_GENERATION - used_heap_size);
 }
 
+function refuseMsgpackTooLarge(length: number, ctx: Ctx, available: number): void {
+  const needed = length * MSGPACK_HEAP_PER_BYTE;
+  if (needed > available) {
+    ctx.fail(
+      null,
+      `too large to read here: reading ${formatBytes(length)} of msgpack takes about ${formatBytes(needed)} of heap, beyond the ${formatBytes(available)} this process has left; give node more (NODE_OPTIONS=--max-old-space-size=MB)`,
+    );
+  }
+}
+
+function refuseYamlTooLarge(length: number, ctx: Ctx, heapLimit: number): void {
+  const needed = length * YAML_HEAP_PER_BYTE;
+  if (needed > heapLimit) {
+    ctx.fail(
+      null,
+      `too large to read as YAML here: parsing ${formatBytes(length)} of YAML takes about ${formatBytes(needed)}, beyond this process's heap limit (${formatBytes(heapLimit)}); dump as msgpack (Dask's default, weft dump's too), or give node more (NODE_OPTIONS=--max-old-space-size=MB)`,
+    );
+  }
+}
+
+/**
+ * Refuses `length` bytes of a dump not gzipped that this process has not the heap
+ * to decode, as {@link decodeMsgpack} and {@link decodeYaml} would once it is read:
+ * the loader asks before reading the file.
+ */
+export function refuseTooLarge(encoding: "msgpack" | "yaml", length: number, ctx: Ctx): void {
+  if (encoding === "msgpack") refuseMsgpackTooLarge(length, ctx, heapAvailable());
+  else refuseYamlTooLarge(length, ctx, getHeapStatistics().heap_size_limit);
+}
+
 /**
  * `data` as msgpack. A dump too large to read within `heapAvailable` bytes of heap
  * is refused saying so: V8 running out of memory ends the process with its own
  * stack trace, which no handler can catch.
  */
 export function decodeMsgpack(data: Uint8Array, ctx: Ctx, available = heapAvailable()): unknown {
-  const needed = data.length * MSGPACK_HEAP_PER_BYTE;
-  if (needed > available) {
-    return ctx.fail(
-      null,
-      `too large to read here: reading ${formatBytes(data.length)} of msgpack takes about ${formatBytes(needed)} of heap, beyond the ${formatBytes(available)} this process has left; give node more (NODE_OPTIONS=--max-old-space-size=MB)`,
-    );
-  }
+  refuseMsgpackTooLarge(data.length, ctx, available);
   const unpackr = new Unpackr({ mapsAsObjects: false, useRecords: false, int64AsType: "bigint" });
   try {
     return unpackr.unpack(data);
@@ -163,13 +187,7 @@ export function decodeYaml(
   ctx: Ctx,
   heapLimit = getHeapStatistics().heap_size_limit,
 ): unknown {
-  const needed = data.length * YAML_HEAP_PER_BYTE;
-  if (needed > heapLimit) {
-    return ctx.fail(
-      null,
-      `too large to read as YAML here: parsing ${formatBytes(data.length)} of YAML takes about ${formatBytes(needed)}, beyond this process's heap limit (${formatBytes(heapLimit)}); dump as msgpack (Dask's default, weft dump's too), or give node more (NODE_OPTIONS=--max-old-space-size=MB)`,
-    );
-  }
+  refuseYamlTooLarge(data.length, ctx, heapLimit);
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(data);
