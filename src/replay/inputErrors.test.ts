@@ -233,6 +233,29 @@ describe("options a program got wrong", () => {
     );
   });
 
+  it("dump-only options on a vector or stream are named as replayFile's options, not weft replay's flags", async () => {
+    const vector = sharedPath("conformance", "fuzz/fuzz-seed-2002.json.gz");
+    await expect(replayFile(vector, { followLog: true, workers: ["x"] })).rejects.toThrow(
+      /: followLog and workers apply to cluster dumps only, and this is a conformance vector$/,
+    );
+    const stream = sharedPath("bench", "tree.jsonl.gz");
+    await expect(replayFile(stream, { workers: [] })).rejects.toThrow(
+      /: workers applies to cluster dumps only, and this is a stimulus stream$/,
+    );
+  });
+
+  it("a worker asked for without its scheme is the dump's one worker with that address", async () => {
+    const dump = sharedPath("dumps", "errors-and-cancel.msgpack.gz");
+    const { report } = await replayFile(dump, { workers: ["127.0.0.1:37641"] });
+    expect(report.kind === "dump" && report.workers.map((w) => w.address)).toEqual([
+      "tcp://127.0.0.1:37641",
+    ]);
+    // None has it: the error lists those the dump has.
+    await expect(replayFile(dump, { workers: ["127.0.0.1:1"] })).rejects.toThrow(
+      /: no worker 127\.0\.0\.1:1 in the dump \(workers: tcp:\/\/127\.0\.0\.1:\d+, tcp:\/\/127\.0\.0\.1:\d+\)$/,
+    );
+  });
+
   it("a file that is no path, options that are no object, keys that are no list of strings: a TypeError saying so", async () => {
     const dump = sharedPath("dumps", "errors-and-cancel.msgpack.gz");
     // These were "Cannot read properties of null (reading 'toLowerCase')" and the like.

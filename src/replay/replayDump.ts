@@ -36,6 +36,20 @@ export async function loadDump(file: string): Promise<ClusterDump> {
 }
 
 /**
+ * The dump's address of the worker asked for as `asked`: itself when the dump has
+ * it, else, for an address given without its scheme (`127.0.0.1:37641`, as a log
+ * line shows it), the one address of the dump that has it after its scheme
+ * (`tcp://127.0.0.1:37641`); `asked` again when none or several do, for the caller
+ * to say the dump has no such worker.
+ */
+function dumpedAddress(dump: ClusterDump, asked: string): string {
+  const known = [...dump.workers.keys(), ...dump.unavailableWorkers.keys()];
+  if (known.includes(asked) || asked.includes("://")) return asked;
+  const matches = known.filter((k) => k.slice(k.indexOf("://") + 3) === asked);
+  return matches.length === 1 ? matches[0] : asked;
+}
+
+/**
  * Replays every worker of a loaded dump (see {@link replayWorker}). Throws
  * ReplayInputError for an unknown worker in `options.workers`, an empty
  * `options.workers`, or an undecodable event.
@@ -43,7 +57,9 @@ export async function loadDump(file: string): Promise<ClusterDump> {
 export function replayLoadedDump(dump: ClusterDump, options: ReplayDumpOptions = {}): DumpReplay {
   // A worker named twice is replayed once: `states` has one entry per address, and
   // the report would otherwise list it (and count it) twice.
-  const addresses = [...new Set(options.workers ?? dump.workers.keys())];
+  const addresses = [
+    ...new Set(options.workers?.map((a) => dumpedAddress(dump, a)) ?? dump.workers.keys()),
+  ];
   // As for a dump without workers: a replay of none would pass having checked nothing.
   if (options.workers !== undefined && addresses.length === 0) {
     const known = [...dump.workers.keys()].join(", ") || "none";

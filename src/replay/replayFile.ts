@@ -57,6 +57,23 @@ function checkOptions(options: ReplayFileOptions): void {
 }
 
 /**
+ * Throws ReplayInputError when `file` is a vector or a stream and some of `used`,
+ * the names of dump-only options given (false for one not given), is there. The
+ * names are the caller's: replayFile's options (`workers`), weft replay's flags
+ * (`--worker`), so that an error names what its reader wrote.
+ */
+export function refuseDumpOnlyOptions(file: string, used: readonly (string | false)[]): void {
+  const kind = inputKindOf(file);
+  if (kind !== "vector" && kind !== "stream") return;
+  const dumpOnly = used.filter((o) => o !== false);
+  if (dumpOnly.length === 0) return;
+  throw new ReplayInputError(
+    file,
+    `${dumpOnly.join(" and ")} ${dumpOnly.length === 1 ? "applies" : "apply"} to cluster dumps only, and this is a ${kind === "vector" ? "conformance vector" : "stimulus stream"}`,
+  );
+}
+
+/**
  * Replays a cluster dump, a conformance vector or a stimulus stream, as its extension
  * says (see {@link inputKindOf}). Throws ReplayInputError, with a one-line message
  * naming the file, for an unknown kind or an unreadable, truncated or corrupt file,
@@ -68,19 +85,11 @@ export async function replayFile(
 ): Promise<FileReplay> {
   checkFileArgument("replayFile", file);
   checkOptions(options);
+  refuseDumpOnlyOptions(file, [
+    options.followLog === true && "followLog",
+    options.workers !== undefined && "workers",
+  ]);
   const kind = inputKindOf(file);
-  if (kind === "vector" || kind === "stream") {
-    const dumpOnly = [
-      options.followLog === true && "--follow-log",
-      options.workers !== undefined && "--worker",
-    ].filter((o) => o !== false);
-    if (dumpOnly.length > 0) {
-      throw new ReplayInputError(
-        file,
-        `${dumpOnly.join(" and ")} ${dumpOnly.length === 1 ? "applies" : "apply"} to cluster dumps only, and this is a ${kind === "vector" ? "conformance vector" : "stimulus stream"}`,
-      );
-    }
-  }
   switch (kind) {
     case "dump":
       return replayDump(file, options);

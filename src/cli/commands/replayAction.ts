@@ -4,7 +4,7 @@
  */
 
 import { formatReport } from "../../replay/formatReport.ts";
-import { replayFile } from "../../replay/replayFile.ts";
+import { refuseDumpOnlyOptions, replayFile } from "../../replay/replayFile.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { checkInputExists, withInputErrors } from "./inputErrors.ts";
 import { progressBar } from "./progress.ts";
@@ -20,6 +20,11 @@ export interface ReplayOptions {
 export async function runReplay(file: string, opts: ReplayOptions, ctx: CliContext): Promise<void> {
   await withInputErrors(ctx, "replay", async () => {
     checkInputExists(file);
+    // Said with the flags' names: replayFile would name its options.
+    refuseDumpOnlyOptions(file, [
+      opts.followLog === true && "--follow-log",
+      opts.worker !== undefined && "--worker",
+    ]);
     const progress = progressBar(ctx, "replay");
     let result: Awaited<ReturnType<typeof replayFile>>;
     try {
