@@ -519,7 +519,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     const given = checkSubmitOptions(op, options);
     const deps = new Set<string>();
     const prepared = argsWithRefs(args, deps, this, what);
-    const key = given.key ?? (isPure(given) ? tokenize(name, prepared) : this.freshKey(name));
+    const key = given.key ?? (isPure(given) ? tokenize(name, prepared, op) : this.freshKey(name));
     const task = graphTask(name, prepared, deps, given);
     return this.submissions.submit(new Map([[key, task]]), [key])[0];
   }
@@ -564,7 +564,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
         deps = new Set<string>();
         prepared = argsWithRefs([item], deps, this, what);
       }
-      const key = isPure(given) ? tokenize(name, prepared) : this.freshKey(name);
+      const key = isPure(given) ? tokenize(name, prepared, "map") : this.freshKey(name);
       tasks.set(key, graphTask(name, prepared, deps, given));
       keys.push(key);
     }

@@ -98,6 +98,15 @@ describe("tokenize", () => {
   });
 
   it("says which arguments cannot be sent", () => {
-    expect(() => tokenize("f", [() => 1])).toThrow(/submit\(f\): the arguments cannot be sent/);
+    expect(() => tokenize("f", [() => 1])).toThrow(/^submit\(f\): the arguments cannot be sent/);
+  });
+
+  it("names the call the user made: map and submitWith tokenize too", () => {
+    expect(() => tokenize("f", [() => 1], "map")).toThrow(
+      /^map\(f\): the arguments cannot be sent/,
+    );
+    expect(() => tokenize("f", [() => 1], "submitWith")).toThrow(
+      /^submitWith\(f\): the arguments cannot be sent/,
+    );
   });
 });

@@ -7,9 +7,14 @@ import { type EncodedMessage, encodeMessage } from "../comm/wireCodec.ts";
 /**
  * `name-<hash>`: the same function and arguments give the same key, so
  * submitting them twice computes them once. Throws a TypeError if the
- * arguments cannot be encoded.
+ * arguments cannot be encoded, naming `call`, the client's method the user called
+ * (the arguments' checks, which name it too, leave little that can fail here).
  */
-export function tokenize(name: string, args: readonly unknown[]): string {
+export function tokenize(
+  name: string,
+  args: readonly unknown[],
+  call: "submit" | "submitWith" | "map" = "submit",
+): string {
   const scalars = scalarText(name, args);
   if (scalars !== null) return `${name}-${sha1Hex32(scalars)}`;
   let encoded: EncodedMessage;
@@ -17,7 +22,7 @@ export function tokenize(name: string, args: readonly unknown[]): string {
     encoded = encodeMessage([name, args]);
   } catch (err) {
     throw new TypeError(
-      `submit(${name}): the arguments cannot be sent: ${(err as Error).message}`,
+      `${call}(${name}): the arguments cannot be sent: ${(err as Error).message}`,
       { cause: err },
     );
   }
