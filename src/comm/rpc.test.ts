@@ -23,10 +23,11 @@ describe.each(["inproc://", "tcp://127.0.0.1:0"])("rpc over %s", (address) => {
 
   it("a server aborting its own comm is logged as expected, a peer breaking it as a warning", async () => {
     const logged: string[] = [];
+    const fields: object[] = [];
     const logger = {
-      warn: (_o: object, msg?: string) => logged.push(`warn ${msg}`),
+      warn: (o: object, msg?: string) => fields.push(o) && logged.push(`warn ${msg}`),
       error: (_o: object, msg?: string) => logged.push(`error ${msg}`),
-      debug: (_o: object, msg?: string) => logged.push(`debug ${msg}`),
+      debug: (o: object, msg?: string) => fields.push(o) && logged.push(`debug ${msg}`),
     };
     const mine = await commPair(address);
     const theirs = await commPair(address);
@@ -38,7 +39,17 @@ describe.each(["inproc://", "tcp://127.0.0.1:0"])("rpc over %s", (address) => {
     expect(logged).toEqual(["debug rpc: comm aborted"]);
     theirs.server.abort(new CommClosedError("connection reset"));
     await servedTheirs;
-    expect(logged).toEqual(["debug rpc: comm aborted", "warn rpc: comm broke"]);
+    // A peer gone: one line with the code and reason, the error's stack at debug only.
+    expect(logged).toEqual([
+      "debug rpc: comm aborted",
+      "warn rpc: comm broke",
+      "debug rpc: comm broke (the error with its stack)",
+    ]);
+    expect(fields.at(-2)).toEqual({
+      peer: theirs.server.peerAddress,
+      code: null,
+      reason: "connection reset",
+    });
     // What the peer sent could not be read: its fault, one line without a stack.
     const garbled = await commPair(address);
     pairs.push(garbled);

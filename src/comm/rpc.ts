@@ -13,6 +13,7 @@ import { callGuarded } from "../util/guardedCall.ts";
 import { readableErrorFields } from "../util/readSafely.ts";
 import { showValue } from "../util/showValue.ts";
 import { timeoutProblem, timeoutUnlessInfinite } from "../util/timers.ts";
+import { logBrokenConnection } from "./brokenConnection.ts";
 import type { Comm } from "./comm.ts";
 import { CommAbortedError, CommClosedError, isNetworkError, SerializationError } from "./errors.ts";
 import { forEachMessage } from "./forEachMessage.ts";
@@ -282,7 +283,8 @@ export async function serveRpc(
         { peer: comm.peerAddress, reason: (err as Error).message },
         "rpc: unreadable peer",
       );
-    else logger?.warn({ peer: comm.peerAddress, err }, "rpc: comm broke");
+    else if (logger !== undefined)
+      logBrokenConnection(logger, "warn", { peer: comm.peerAddress }, err, "rpc: comm broke");
   }
 }
 

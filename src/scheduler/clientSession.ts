@@ -9,6 +9,7 @@
  */
 
 import type { BatchedSend } from "../comm/batchedSend.ts";
+import { logBrokenConnection } from "../comm/brokenConnection.ts";
 import type { Comm } from "../comm/comm.ts";
 import { CommAbortedError } from "../comm/errors.ts";
 import { forEachMessage } from "../comm/forEachMessage.ts";
@@ -171,8 +172,10 @@ export async function serveClient(
       // Cut here, its worker removed (workerClients.ts): expected.
       host.logger.info({ client: id, worker }, "let go of the client of a removed worker");
     } else {
-      const level = saidGoodbye ? "debug" : "warn";
-      host.logger[level]({ err, client: id }, "the connection to a client broke");
+      const msg = "the connection to a client broke";
+      // A client's process crashing: expected, said in one line without the stack.
+      if (saidGoodbye) host.logger.debug({ err, client: id }, msg);
+      else logBrokenConnection(host.logger, "warn", { client: id }, err, msg);
     }
   }
   stream.abort();

@@ -1,4 +1,4 @@
-import type { Socket } from "node:net";
+import { type AddressInfo, createServer, type Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../comm/comm.ts";
@@ -894,9 +894,35 @@ describe("Scheduler server", () => {
       return records.filter((r) => r.client === clientId && (r.level as number) >= 40);
     };
     expect(await breakingAt("polite", true)).toEqual([]);
-    expect((await breakingAt("rude", false)).map((r) => r.msg)).toEqual([
-      "the connection to a client broke",
-    ]);
+    const [rude] = await breakingAt("rude", false);
+    // One line naming the client and the code: the transport's stack is at debug only.
+    expect(rude).toMatchObject({ msg: "the connection to a client broke", code: "ECONNRESET" });
+    expect(rude.reason).toMatch(/ECONNRESET/);
+    expect(rude.err).toBeUndefined();
+    const debug = records.find((r) => r.client === "rude" && r.level === 20 && r.err !== undefined);
+    expect((debug?.err as { stack?: string } | undefined)?.stack).toMatch(/\n\s+at /);
+  });
+
+  it("logs a worker's connection reset at warn in one line naming the worker and the code", async () => {
+    const { s, records } = await start({ listen: "tcp://127.0.0.1:0" });
+    // Something listening at the worker's address: the scheduler checks it can reach it.
+    const server = createServer((socket) => socket.destroy());
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const address = `tcp://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const w = await peer(s, registerWorker(address));
+    await until(() => s.state.workers.size === 1);
+    // A worker killed with bytes in flight: the scheduler's read fails with a reset.
+    (w.comm as unknown as { socket: Socket }).socket.resetAndDestroy();
+    await until(() => s.state.workers.size === 0);
+    const warned = records.filter((r) => (r.level as number) >= 40);
+    expect(warned).toHaveLength(1);
+    expect(warned[0]).toMatchObject({
+      msg: "the connection to a worker broke",
+      worker: address,
+      code: "ECONNRESET",
+    });
+    expect(warned[0].err).toBeUndefined();
+    server.close();
   });
 
   it("removes a worker whose connection closes, and reschedules its work", async () => {

@@ -2,6 +2,7 @@
 
 import type { Logger } from "pino";
 import { BatchedSend, type BatchedSendOptions } from "../comm/batchedSend.ts";
+import { logBrokenConnection } from "../comm/brokenConnection.ts";
 import type { Comm } from "../comm/comm.ts";
 import { MessageTooLargeError } from "../comm/errors.ts";
 import type { NannyPluginSpec, WorkerPluginSpec } from "../protocol/messagesSession.ts";
@@ -133,8 +134,10 @@ export function sessionStream(
   const options: BatchedSendOptions = {
     intervalMs: host.options.batchedSendIntervalMs,
     onError: (err) => {
-      const level = peerLeaving?.() === true ? "debug" : "warn";
-      host.logger[level]({ err, ...peer }, `cannot send to a ${kind}`);
+      const msg = `cannot send to a ${kind}`;
+      if (peerLeaving?.() === true) host.logger.debug({ err, ...peer }, msg);
+      // Its process killed: one line, the transport's stack at debug.
+      else logBrokenConnection(host.logger, "warn", peer, err, msg);
     },
     onMessageError: (err, m) => {
       const op = (m as { op?: unknown } | null)?.op;

@@ -5,6 +5,7 @@
  */
 
 import type { BatchedSend } from "../comm/batchedSend.ts";
+import { logBrokenConnection } from "../comm/brokenConnection.ts";
 import { type Comm, commOptionsOf } from "../comm/comm.ts";
 import { connect } from "../comm/connect.ts";
 import { CommAbortedError } from "../comm/errors.ts";
@@ -261,7 +262,16 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
       host.logger.debug({ worker: address }, "closed the connection of a removed worker");
     } else if (oversized !== null) {
       host.logger.warn({ worker: address, ...oversized.fields }, oversized.message);
-    } else host.logger.warn({ err, worker: address }, "the connection to a worker broke");
+    } else {
+      // A worker killed or its machine gone: expected, said in one line without the stack.
+      logBrokenConnection(
+        host.logger,
+        "warn",
+        { worker: address },
+        err,
+        "the connection to a worker broke",
+      );
+    }
   }
   stream.abort();
   host.router.leavingEnded(address, stream);

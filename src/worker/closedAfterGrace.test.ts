@@ -1,3 +1,4 @@
+import type { Socket } from "node:net";
 import { describe, expect, it, vi } from "vitest";
 import { Client } from "../client/client.ts";
 import { CommClosedError } from "../comm/errors.ts";
@@ -56,6 +57,30 @@ async function cluster(closeWorkerGraceMs: number, useTls = true) {
     },
   };
 }
+
+describe("a worker whose connection to the scheduler is reset", () => {
+  it("logs it at error in one line naming the scheduler and the code, the stack at debug", async () => {
+    const { s, w, records, close } = await cluster(60_000, false);
+    try {
+      const stream = s.router.workers.get(w.address);
+      if (stream === undefined) throw new Error("the worker is not connected");
+      // As the scheduler's process killed with bytes in flight leaves it.
+      (stream.comm as unknown as { socket: Socket }).socket.resetAndDestroy();
+      await w.closed;
+      const broke = records.filter((r) => r.msg === "the stream from the scheduler broke");
+      expect(broke).toEqual([
+        expect.objectContaining({ level: 50, scheduler: s.address, code: "ECONNRESET" }),
+      ]);
+      expect(broke[0].err).toBeUndefined();
+      const withStack = records.find(
+        (r) => r.msg === "the stream from the scheduler broke (the error with its stack)",
+      );
+      expect(withStack?.level).toBe(20);
+    } finally {
+      await close();
+    }
+  });
+});
 
 describe("a worker told to close whose connection the scheduler closes", () => {
   it("after the grace, its close hung: says so at info, not as a broken stream at error", async () => {

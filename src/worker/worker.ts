@@ -21,6 +21,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import type { Client } from "../client/client.ts";
 import { BatchedSend } from "../comm/batchedSend.ts";
+import { logBrokenConnection } from "../comm/brokenConnection.ts";
 import { type Comm, commOptionsOf, type Listener } from "../comm/comm.ts";
 import { listen } from "../comm/connect.ts";
 import { isDataError } from "../comm/errors.ts";
@@ -644,7 +645,11 @@ export class Worker extends BaseWorker {
         // Said already, with its stack ("cannot send to the scheduler"): a worker
         // resuming from SIGSTOP, removed meanwhile, logged it twice at error.
         this.logger.debug({ err }, "the stream from the scheduler ended with the failed send");
-      } else this.logger.error({ err }, "the stream from the scheduler broke");
+      } else {
+        // The scheduler killed or its machine gone: one line, the stack at debug.
+        const peer = { scheduler: comm.peerAddress };
+        logBrokenConnection(this.logger, "error", peer, err, "the stream from the scheduler broke");
+      }
     }
     if (this.statusValue === "running" || this.statusValue === "paused") {
       this.logger.warn(
