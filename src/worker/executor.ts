@@ -11,6 +11,7 @@ import {
   stackHeader,
   truncateErrorText,
 } from "./state/errorMessage.ts";
+import { withoutFrames } from "./taskFrames.ts";
 
 /** One task to run. */
 export interface ExecuteJob {
@@ -218,5 +219,8 @@ export function wireErrorMessage(err: unknown): ErrorMessage {
 export function makeError(name: string, message: string): SerializedError {
   const err = new Error(message);
   err.name = name;
-  return serializeError(err);
+  // Made here, its frames are weft's own (this, runTask, the pool thread, piscina), none
+  // the task's: a traceback of them said nothing of the task (Dask's shows its frames only).
+  const e = serializeError(err);
+  return { ...e, stack: withoutFrames(e.stack), tracebackText: withoutFrames(e.tracebackText) };
 }

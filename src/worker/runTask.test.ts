@@ -130,6 +130,28 @@ describe("a task's traceback: its own frames, not weft's below them", () => {
     expect(frameLocations([TASK_CONTEXT_MODULE])).toHaveLength(2);
   });
 
+  it("an unknown task function has no frame: all of them were weft's", async () => {
+    const outcome = startTask({ key: "k", fn: "runTask.neverDefined", args: [] }, hooks);
+    expect(outcome).toMatchObject({ status: "error", error: { tracebackText: "" } });
+    const { stack } = (outcome as { error: { stack: string } }).error;
+    expect(stack).toMatch(
+      /^UnknownTaskFunctionError: unknown task function "runTask\.neverDefined"/,
+    );
+    expect(stack).not.toMatch(/\n\s+at /);
+  });
+
+  it("a result that is not data fails with weft's error, none of whose frames is the task's", async () => {
+    class Vec {
+      x = 1;
+    }
+    defineTask("runTask.returnsVec", () => new Vec());
+    const outcome = startTask({ key: "k", fn: "runTask.returnsVec", args: [] }, hooks);
+    expect(outcome).toMatchObject({ status: "error", error: { tracebackText: "" } });
+    const { stack } = (outcome as { error: { stack: string } }).error;
+    expect(stack).toMatch(/^DataCloneError: result of .* cannot be cloned: result is a Vec/);
+    expect(stack).not.toMatch(/\n\s+at /);
+  });
+
   it("an error of no frames keeps an empty traceback", async () => {
     defineTask("runTask.frameless", () => {
       const err = new Error("bare");

@@ -23,7 +23,7 @@ import {
   TASK_CONTEXT_MODULE,
   type TaskRuntime,
 } from "./taskContext.ts";
-import { frameLocations, withoutRunnerFrames } from "./taskFrames.ts";
+import { frameLocations, withoutFrames, withoutRunnerFrames } from "./taskFrames.ts";
 import { lookupTaskFunction } from "./taskRegistry.ts";
 
 /** Where the frames that call task functions are: this module's and the task context's. */
@@ -157,7 +157,14 @@ export function startTask(
   try {
     fn = lookupTaskFunction(job.fn) as (...a: unknown[]) => unknown;
   } catch (err) {
-    return errorOutcome(serializeError(err), start, run);
+    // No task ran: the frames are weft's own (the registry's, this module's, piscina's).
+    const e = serializeError(err);
+    const error = {
+      ...e,
+      stack: withoutFrames(e.stack),
+      tracebackText: withoutFrames(e.tracebackText),
+    };
+    return errorOutcome(error, start, run);
   }
   let value: unknown;
   try {

@@ -44,3 +44,15 @@ export function withoutRunnerFrames(text: string, runner: readonly string[]): st
   }
   return firstRunners < 0 ? text : lines.slice(0, firstRunners).join("\n");
 }
+
+/**
+ * `text` (a stack, or a traceback) without any frame: for an error weft raised
+ * before the task ran (its function unknown), every frame is weft's own
+ * (`taskRegistry`, `runTask`, the pool thread, piscina), none the task's.
+ */
+export function withoutFrames(text: string): string {
+  return text
+    .split("\n")
+    .filter((line) => !/^\s*at /.test(line))
+    .join("\n");
+}
