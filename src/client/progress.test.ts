@@ -174,4 +174,22 @@ describe("watchProgress on a cluster", () => {
     expect(watch.done).toBe(13);
     expect(out.lines.at(-1)).toBe("tasks: 13/13 tasks (100%)");
   });
+
+  it("says how many of the tasks done erred, those erred because an input did included", async () => {
+    const { client } = await testCluster();
+    const out = new Lines();
+    const watch = await watchProgress(client, 3, { stream: out, pollMs: 5, lineMs: 0 });
+    // b errs as its input a did; c is computed.
+    const futures = client.compute(
+      { a: ["boom", "no"], b: ["inc", "a"], c: ["inc", 1] },
+      { keys: ["b", "c"] },
+    );
+    await expect(futures.b).rejects.toThrow("no");
+    expect(await futures.c).toBe(2);
+    await watch.stop();
+    const counters = await client.counters();
+    expect(counters.tasksDone).toBe(3);
+    expect(counters.tasksDoneErred).toBe(2);
+    expect(out.lines.at(-1)).toBe("tasks: 3/3 tasks (100%), 2 erred");
+  });
 });

@@ -2,7 +2,9 @@
  * Progress of a computation, from the scheduler's `tasksDone` counter (tasks
  * that reached memory or erred since the watch began, each counted once
  * however often it is recomputed) polled while it runs: a bar (cli-progress)
- * when the stream is a terminal, otherwise a plain line now and then.
+ * when the stream is a terminal, otherwise a plain line now and then. Those
+ * done by erring (`tasksDoneErred`) are said beside the count, as Dask's bar
+ * shows them in red: "2/2 tasks (100%)" of two that failed read as success.
  */
 
 import { SingleBar } from "cli-progress";
@@ -68,7 +70,10 @@ export async function watchProgress(
   const label = o.label ?? "tasks";
   const start = await client.counters();
   const base = start.tasksDone;
+  const baseErred = start.tasksDoneErred ?? 0;
   let done = 0;
+  let erred = 0;
+  let lastErred = 0;
   let lastLine = 0;
   let lastShown = -1;
   /** Why nothing may move (no worker connected), shown beside the count; "" otherwise. */
@@ -78,14 +83,19 @@ export async function watchProgress(
     o.stream.isTTY === true
       ? new SingleBar({
           stream: o.stream,
-          format: `${label} [{bar}] {percentage}% | {value}/{total} tasks | {duration_formatted}{note}`,
+          format: `${label} [{bar}] {percentage}% | {value}/{total} tasks{erred} | {duration_formatted}{note}`,
           hideCursor: true,
         })
       : null;
-  bar?.start(total, 0, { note });
+  bar?.start(total, 0, { note, erred: "" });
+  /** ", 2 erred", or "" when none erred. */
+  const erredText = (): string => (erred > 0 ? `, ${Math.min(erred, total)} erred` : "");
   const show = (final: boolean): void => {
     if (bar !== null) {
-      bar.update(Math.min(done, total), { note: note === "" ? "" : ` | ${note}` });
+      bar.update(Math.min(done, total), {
+        note: note === "" ? "" : ` | ${note}`,
+        erred: erredText(),
+      });
       return;
     }
     const now = Date.now();
@@ -96,7 +106,7 @@ export async function watchProgress(
     const shown = Math.min(done, total);
     if (
       final
-        ? shown === lastShown && !noteChanged
+        ? shown === lastShown && erred === lastErred && !noteChanged
         : !noteChanged &&
           (shown === lastShown || shown === 0 || now - lastLine < (o.lineMs ?? 1_000))
     ) {
@@ -105,9 +115,10 @@ export async function watchProgress(
     lastLine = now;
     lastShown = shown;
     lastNote = note;
+    lastErred = erred;
     const pct = total === 0 ? 100 : Math.floor((100 * shown) / total);
     const why = note === "" ? "" : `: ${note}`;
-    o.stream.write(`${label}: ${shown}/${total} tasks (${pct}%)${why}\n`);
+    o.stream.write(`${label}: ${shown}/${total} tasks (${pct}%)${erredText()}${why}\n`);
   };
   let polling: Promise<void> | null = null;
   let stopped = false;
@@ -121,6 +132,7 @@ export async function watchProgress(
         polling = null;
         if (stopped) return;
         done = c.tasksDone - base;
+        erred = (c.tasksDoneErred ?? baseErred) - baseErred;
         // Without workers nothing runs: say so rather than look stuck (it waits for one to join).
         note = c.workers === 0 ? "no workers connected, waiting for one" : "";
         show(false);
@@ -142,6 +154,7 @@ export async function watchProgress(
       try {
         const c = await client.counters();
         done = c.tasksDone - base;
+        erred = (c.tasksDoneErred ?? baseErred) - baseErred;
       } catch {
         // the client is gone: show what we had
       }

@@ -746,6 +746,12 @@ export interface SchedulerCounters {
    * it is recomputed or retried: what progress counts.
    */
   readonly tasksDone: number;
+  /**
+   * Of `tasksDone`, the tasks done by erring (their first completion an error, a
+   * task erred because an input did included): what progress shows as erred, as
+   * Dask's bar shows them in red. Absent from a scheduler of weft before it.
+   */
+  readonly tasksDoneErred?: number;
   /** Keys workers fetched from peers (the keys of `add-keys` reports). */
   readonly keysTransferred: number;
   /** Steals asked of workers (work stealing moving a queued task to an idle worker). */

@@ -68,7 +68,9 @@ import type { WireVersion } from "./messagesSession.ts";
  * locks away after 30 s while it still held them. The scheduler's `dump-state`
  * answer comes in parts (`{scheduler, tasks, transitionLog}`, read and encoded
  * over several turns of its event loop), which the client joins: a client of 3
- * would find the answer malformed.
+ * would find the answer malformed. Within 4: the `counters` answer carries
+ * `tasksDoneErred` (a client without the change ignores it; one with it shows no
+ * erred count from a scheduler without it, as before).
  */
 export const WIRE_PROTOCOL_VERSION = 4;
 

@@ -37,6 +37,7 @@ export class Counters {
       tasksFinished: this.tasksFinished,
       tasksErred: this.tasksErred,
       tasksDone: state.tasksDone,
+      tasksDoneErred: state.tasksDoneErred,
       keysTransferred: this.keysTransferred,
       stealsRequested: state.workStealing.requested,
       stealsConfirmed: state.workStealing.confirmed,

@@ -192,6 +192,11 @@ export class SchedulerState {
    * is not counted twice. A key forgotten and submitted anew is a new task.
    */
   tasksDone = 0;
+  /**
+   * Of {@link tasksDone}, those done by erring (`TaskState.doneErred`), a task erred
+   * because an input did included: what progress shows as erred (Dask's bar, red).
+   */
+  tasksDoneErred = 0;
 
   /** Transition log: `(key, start, finish, recommendations, stimulusId, time)`. */
   readonly log: TransitionLog;
@@ -479,6 +484,10 @@ export class SchedulerState {
     if (!ts.everDone && (ts.state === "memory" || ts.state === "erred")) {
       ts.everDone = true;
       this.tasksDone++;
+      if (ts.state === "erred") {
+        ts.doneErred = true;
+        this.tasksDoneErred++;
+      }
     }
     // The log keeps the recommendations for `logLength` transitions: an array grown by
     // push() has spare capacity, so more than one recommendation is kept as an exact copy.

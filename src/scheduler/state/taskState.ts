@@ -139,6 +139,11 @@ export class TaskState {
    * is computed again (or retried after erring) while it lives here.
    */
   everDone = false;
+  /**
+   * It was done first by erring (`everDone` set as it reached `erred`): counted
+   * in `SchedulerState.tasksDoneErred`, once, as `everDone` is in `tasksDone`.
+   */
+  doneErred = false;
   /** A dependency was forgotten: the task can no longer be computed. */
   hasLostDependencies = false;
   /**

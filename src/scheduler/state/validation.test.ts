@@ -307,6 +307,18 @@ describe("validation", () => {
     expect(() => s.validateState()).toThrow(/not counted in tasksDone/);
   });
 
+  test("counts the tasks done by erring once each (a dependent erred too), and validation checks it", () => {
+    const s = running();
+    s.handleStimulus(t.taskErred("w1", "a", 1));
+    // a erred, and b, its dependent, with it.
+    expect([s.tasksDone, s.tasksDoneErred]).toEqual([2, 2]);
+    s.validateState();
+    s.tasksDoneErred = 1;
+    expect(() => s.validateState()).toThrow(/tasksDoneErred 1: fewer than the 2 tasks done erring/);
+    s.tasksDoneErred = 3;
+    expect(() => s.validateState()).toThrow(/or more than tasksDone 2/);
+  });
+
   test("validateState catches a blame on a task that is not erred", () => {
     const s = running();
     s.handleStimulus(t.taskFinished("w1", "a", 1));

@@ -80,6 +80,7 @@ export function validateTask(s: SchedulerState, ts: TaskState): void {
     fail(() => `${str(ts)}: held by ${ts.whoHas.size} workers`);
   if ((ts.state === "memory" || ts.state === "erred") && !ts.everDone)
     fail(() => `${str(ts)} is not counted in tasksDone`);
+  if (ts.doneErred && !ts.everDone) fail(() => `${str(ts)} done erring but not done`);
   for (const ws of ts.whoHas) {
     if (!ws.hasWhat.has(ts)) fail(() => `${str(ts)} not in has-what of ${ws.address}`);
     if (s.workers.get(ws.address) !== ws) fail(() => `${str(ts)} held by removed ${ws.address}`);
@@ -280,11 +281,13 @@ function validateWorker(s: SchedulerState, ws: WorkerInfo): void {
 export function validateState(s: SchedulerState, validateOne: (ts: TaskState) => void): void {
   const groupSizes = new Map<TaskGroup, number>();
   let everDone = 0;
+  let doneErred = 0;
   for (const [key, ts] of s.tasks) {
     if (ts.key !== key) fail(() => `task ${str(ts)} filed under ${key}`);
     validateOne(ts);
     groupSizes.set(ts.group, (groupSizes.get(ts.group) ?? 0) + 1);
     if (ts.everDone) everDone++;
+    if (ts.doneErred) doneErred++;
   }
   for (const ts of s.replicatedTasks) {
     if (s.tasks.get(ts.key) !== ts || ts.whoHas.size < 2) {
@@ -301,6 +304,12 @@ export function validateState(s: SchedulerState, validateOne: (ts: TaskState) =>
   }
   // Forgotten tasks stay counted: the known ones can only be fewer.
   if (everDone > s.tasksDone) fail(() => `tasksDone ${s.tasksDone} < ${everDone} tasks done`);
+  if (doneErred > s.tasksDoneErred || s.tasksDoneErred > s.tasksDone) {
+    fail(
+      () =>
+        `tasksDoneErred ${s.tasksDoneErred}: fewer than the ${doneErred} tasks done erring, or more than tasksDone ${s.tasksDone}`,
+    );
+  }
   for (const [name, tg] of s.taskGroups) {
     if (tg.name !== name) fail(() => `task group ${tg.name} filed under ${name}`);
     const n = groupSizes.get(tg) ?? 0;
