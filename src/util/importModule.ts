@@ -11,7 +11,7 @@ import { dirname, isAbsolute, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { fileDigest } from "./fileDigest.ts";
 import { locatedSyntaxError } from "./syntaxErrorLocation.ts";
-import { isUploadedModule, resolveUploadedImports } from "./uploadImports.ts";
+import { resolveUserModuleImports } from "./uploadImports.ts";
 
 const TYPESCRIPT = /\.(?:[mc]?ts|tsx)$/;
 
@@ -218,7 +218,8 @@ function missingFile(err: unknown): string | null {
 
 /** `import(url)`, registering tsx first when Node.js cannot load the TypeScript module by itself. */
 async function importOnce(url: string): Promise<Record<string, unknown>> {
-  if (isUploadedModule(url)) resolveUploadedImports();
+  // Before the module is linked: a module's imports are resolved once, by the hooks there then.
+  resolveUserModuleImports(url);
   try {
     return (await import(url)) as Record<string, unknown>;
   } catch (err) {

@@ -1,5 +1,9 @@
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
-import { isUploadedModule, runningEntries } from "./uploadImports.ts";
+import { findsOtherWeft, isUploadedModule, runningEntries } from "./uploadImports.ts";
 
 describe("isUploadedModule", () => {
   it("is true for a file directly in an upload directory only", () => {
@@ -25,5 +29,33 @@ describe("runningEntries", () => {
     );
     // Not built: the same file either way.
     expect(sources["weft/package.json"]).toBe(new URL("package.json", root).href);
+  });
+});
+
+describe("findsOtherWeft", () => {
+  it("is false only where Node.js finds the running weft itself, through links too", () => {
+    const dir = mkdtempSync(join(tmpdir(), "weft-finds-"));
+    try {
+      // A project with its own weft, and another with a link to that same install.
+      const own = join(dir, "proj", "node_modules", "weft");
+      mkdirSync(own, { recursive: true });
+      writeFileSync(join(own, "package.json"), '{"name": "weft", "exports": "./index.js"}');
+      writeFileSync(join(own, "index.js"), "");
+      mkdirSync(join(dir, "linked", "node_modules"), { recursive: true });
+      symlinkSync(own, join(dir, "linked", "node_modules", "weft"));
+      mkdirSync(join(dir, "bare"));
+      const running = pathToFileURL(join(own, "index.js")).href;
+      const tasks = (project: string) => pathToFileURL(join(dir, project, "tasks.mjs")).href;
+      expect(findsOtherWeft(tasks("proj"), running)).toBe(false);
+      expect(findsOtherWeft(`${tasks("proj")}?weft-retry=1`, running)).toBe(false);
+      expect(findsOtherWeft(tasks("linked"), running)).toBe(false);
+      // Another copy (a global weft worker running beside the project's), or none.
+      const elsewhere = pathToFileURL("/opt/weft/dist/client/index.js").href;
+      expect(findsOtherWeft(tasks("proj"), elsewhere)).toBe(true);
+      expect(findsOtherWeft(tasks("bare"), running)).toBe(true);
+      expect(findsOtherWeft("data:text/javascript,export {}", running)).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -14,6 +14,7 @@ const HOOKS_PATH = "./uploadResolve.mjs";
 const hooks = (await import(/* @vite-ignore */ HOOKS_PATH)) as Hooks;
 
 const RUNNING = "file:///opt/weft/dist/client/index.js";
+const RUNNING_WORKER = "file:///opt/weft/dist/worker/index.js";
 const PROJECT_COPY = "file:///home/u/proj/node_modules/weft/dist/client/index.js";
 
 /**
@@ -35,8 +36,11 @@ async function nodeResolve(
   });
 }
 
-describe("the resolution of an uploaded module's imports", () => {
-  hooks.initialize({ fallbacks: ["file:///home/u/proj/"], entries: { weft: RUNNING } });
+describe("the resolution of a user's modules' imports", () => {
+  hooks.initialize({
+    fallbacks: ["file:///home/u/proj/"],
+    entries: { weft: RUNNING, "weft/worker": RUNNING_WORKER },
+  });
 
   it("gives weft the running copy, also where Node.js would find another above the upload directory", async () => {
     // TMPDIR inside the project (TMPDIR=$PWD/tmp, as some CI runs set it): the upload
@@ -50,10 +54,29 @@ describe("the resolution of an uploaded module's imports", () => {
     }
   });
 
-  it("leaves weft to Node.js for a module not uploaded, and other packages to it and the fallbacks", async () => {
+  it("gives weft the running copy to a module not uploaded, whose own node_modules has another", async () => {
+    // A task module of a project with its own install, given to a weft worker installed
+    // globally (--tasks): Node.js found the project's copy, whose wait() refused the
+    // futures of the worker's client. So for the modules it imports, and for weft/… too.
+    for (const parentURL of [
+      "file:///home/u/proj/tasks.mjs",
+      "file:///home/u/proj/node_modules/some-lib/index.js",
+    ]) {
+      expect((await hooks.resolve("weft", { parentURL }, nodeResolve)).url).toBe(RUNNING);
+      expect((await hooks.resolve("weft/worker", { parentURL }, nodeResolve)).url).toBe(
+        RUNNING_WORKER,
+      );
+    }
+  });
+
+  it("leaves other packages to Node.js, then for an uploaded module to the fallbacks", async () => {
     const project = "file:///home/u/proj/tasks.mjs";
-    expect((await hooks.resolve("weft", { parentURL: project }, nodeResolve)).url).toBe(
-      PROJECT_COPY,
+    expect((await hooks.resolve("yaml", { parentURL: project }, nodeResolve)).url).toBe(
+      "file:///home/u/proj/node_modules/yaml/index.js",
+    );
+    // Not weft: a package named like it is another package.
+    await expect(hooks.resolve("weft-extras", { parentURL: project }, nodeResolve)).rejects.toThrow(
+      "Cannot find package 'weft-extras'",
     );
     const uploaded = "file:///tmp/weft-uploads-12-host-Ab3/tasks.mjs";
     expect((await hooks.resolve("yaml", { parentURL: uploaded }, nodeResolve)).url).toBe(
@@ -62,5 +85,9 @@ describe("the resolution of an uploaded module's imports", () => {
     await expect(
       hooks.resolve("weft-extras", { parentURL: uploaded }, nodeResolve),
     ).rejects.toThrow("Cannot find package 'weft-extras'");
+    // The fallbacks are for uploaded modules only: a module elsewhere resolves as Node.js does.
+    await expect(
+      hooks.resolve("yaml", { parentURL: "file:///srv/other/tasks.mjs" }, nodeResolve),
+    ).rejects.toThrow("Cannot find package 'yaml'");
   });
 });
