@@ -9,6 +9,7 @@
 
 import { setTimeout as sleep } from "node:timers/promises";
 import { withReplyLimit } from "../comm/replyLimit.ts";
+import { RemoteError } from "../comm/rpc.ts";
 import type { WorkerIdentity } from "../protocol/messagesSession.ts";
 import { workersProblem } from "../scheduler/state/eventValidation.ts";
 import { addressHostOrNull, namesWorker } from "../util/address.ts";
@@ -87,7 +88,9 @@ export async function callEachWorker<T>(
  * `read` (null: not the answer expected): `{address: read answer}` in address
  * order. Rejects with `failed(address, why, cause)` of the first worker, by
  * address, that could not be asked or answered otherwise (`why`: its error's
- * message, or `malformed answer: <the answer as JSON>`).
+ * message, or `malformed answer: <the answer as JSON>`). With `left`, a worker
+ * that could not be asked (no answer of its own: a `RemoteError` is one) and
+ * for which `left(address)` resolves true is left out instead.
  */
 export async function callEachWorkerOrFail<T>(
   peers: PeerPool,
@@ -96,10 +99,11 @@ export async function callEachWorkerOrFail<T>(
   args: Record<string, unknown>,
   read: (got: unknown) => T | null,
   failed: (address: string, why: string, cause?: unknown) => Error,
+  left?: (address: string) => Promise<boolean>,
 ): Promise<Record<string, T>> {
   const answers = await askEachWorker(
     addresses,
-    async (address): Promise<{ ok: T } | Error> => {
+    async (address): Promise<{ ok: T } | typeof LEFT | Error> => {
       try {
         const rpc = await peers.get(address);
         const r: unknown = await rpc.call(method, args);
@@ -107,15 +111,23 @@ export async function callEachWorkerOrFail<T>(
         if (got !== null) return { ok: got };
         return failed(address, `malformed answer: ${String(JSON.stringify(r))}`);
       } catch (err) {
+        if (left !== undefined && !(err instanceof RemoteError) && (await left(address))) {
+          return LEFT;
+        }
         return failed(address, err instanceof Error ? err.message : String(err), err);
       }
     },
     (a) => (a instanceof Error ? a : null),
   );
   const out: Record<string, T> = {};
-  for (const [address, a] of Object.entries(answers)) out[address] = (a as { ok: T }).ok;
+  for (const [address, a] of Object.entries(answers)) {
+    if (a !== LEFT) out[address] = (a as { ok: T }).ok;
+  }
   return out;
 }
+
+/** The answer of a worker {@link callEachWorkerOrFail} leaves out: it left the cluster. */
+const LEFT = Symbol("left the cluster");
 
 /**
  * The addresses of the connected workers (as `workers()` lists them) that

@@ -101,6 +101,7 @@ import { type BuiltGraph, buildGraph, type Graph } from "./graph.ts";
 import { HeldLeases } from "./heldLeases.ts";
 import type { KeyRecord } from "./keyRecord.ts";
 import { KeyRecords } from "./keyRecords.ts";
+import { leftTheCluster } from "./leftCluster.ts";
 import { type LogsOptions, logsOfWorkers, type WorkerLogsOptions } from "./logs.ts";
 import { decodeMetadata, encodeMetadata, metadataKeys } from "./metadata.ts";
 import { NANNY_PLUGIN_RPCS, type NannyPluginOptions, nannyPluginSpec } from "./nannyPlugins.ts";
@@ -1090,7 +1091,8 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     const urls = list.map(taskModuleUrl);
     return onEveryWorker(
       () => this.workers(),
-      (addresses) => this.cuttingLeavers(loadOnWorkers(this.peers, addresses, urls)),
+      (addresses) =>
+        this.cuttingLeavers(loadOnWorkers(this.peers, addresses, urls, this.leftTheCluster)),
       async (asked) =>
         unaskedIn(
           "loadTaskModules",
@@ -1134,7 +1136,8 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     const file = await readUpload(path, options);
     return onEveryWorker(
       () => this.workers(),
-      (addresses) => this.cuttingLeavers(uploadToWorkers(this.peers, addresses, file)),
+      (addresses) =>
+        this.cuttingLeavers(uploadToWorkers(this.peers, addresses, file, this.leftTheCluster)),
       async (asked) =>
         unaskedIn(
           "uploadFile",
@@ -1274,7 +1277,12 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       spec.name,
       onEveryWorker(
         holders,
-        (addresses) => this.cuttingLeavers(addOnEach(this.peers, addresses, spec, rpcs)),
+        (addresses) =>
+          this.cuttingLeavers(
+            addOnEach(this.peers, addresses, spec, rpcs, (address) =>
+              leftTheCluster(address, holders),
+            ),
+          ),
         async (asked) =>
           unaskedIn(what, await this.conn.request(op, { ...spec, ...askedFields(asked) })),
       ),
@@ -1713,6 +1721,14 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   private cuttingLeavers<T>(work: Promise<T>): Promise<T> {
     return cuttingLeavers(work, this.peers, () => this.workers());
   }
+
+  /**
+   * Whether a worker a call that the scheduler keeps for the workers to come
+   * could not reach has left the cluster (see `leftCluster.ts`): left out of
+   * the call then, rather than failing it.
+   */
+  private readonly leftTheCluster = (address: string): Promise<boolean> =>
+    leftTheCluster(address, () => this.workers());
 
   /**
    * @internal Send an actor handle's `op` to the worker at `address` (see

@@ -1,14 +1,22 @@
 /**
  * The calls that ask every worker (`run`, the logs, stories and dumps of the
- * workers, task modules and plugins) on a cluster where a worker froze (its
- * process stopped: its connections open, nothing answering) and was removed
- * for going silent: they end, saying why, instead of waiting for good.
+ * workers, task modules, uploads and plugins) on a cluster where a worker froze
+ * (its process stopped: its connections open, nothing answering) and was
+ * removed for going silent: they end, saying why, instead of waiting for good;
+ * those the scheduler keeps for the workers to come leave it out.
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { randomUUID } from "node:crypto";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { CLIENT_TEST_TASKS, closeTestClusters, eventually, testCluster } from "./testCluster.ts";
+import {
+  CLIENT_TEST_TASKS,
+  closeTestClusters,
+  eventually,
+  extraWorker,
+  testCluster,
+} from "./testCluster.ts";
 import { inc, recordingPlugin } from "./testTasks.ts";
 import { killWorkerProcesses, within, workerProcessJoining } from "./testWorkerProcess.ts";
 
@@ -40,8 +48,6 @@ describe("calls asking every worker, one of which froze", () => {
         run: within(client.run(inc, 1), 20_000),
         logs: within(client.getWorkerLogs({ n: 1 }), 20_000),
         story: within(client.story("x"), 20_000),
-        modules: within(client.loadTaskModules([CLIENT_TEST_TASKS]), 20_000),
-        plugin: within(client.registerWorkerPlugin(recordingPlugin, { args: ["frozen"] }), 20_000),
       };
       // A dump writes a worker it cannot read as such.
       const dump = within(client.dumpClusterState(join(dir, "frozen")), 20_000);
@@ -58,6 +64,45 @@ describe("calls asking every worker, one of which froze", () => {
     // The frozen worker is no longer asked.
     expect(await client.run(inc, 1)).toEqual({ [local]: 2 });
     child.kill("SIGCONT");
+  }, 120_000);
+
+  it("what the scheduler keeps for the workers to come leaves it out, and a worker joining gets it", async () => {
+    const { cluster, client, local, child } = await clusterWithAWorkerProcess();
+    const dir = await mkdtemp(join(tmpdir(), "weft-frozen-"));
+    const task = `uploaded-${randomUUID()}`;
+    const registry = new URL("../worker/taskRegistry.ts", import.meta.url).href;
+    const module = join(dir, `${task}.mjs`);
+    await writeFile(
+      module,
+      `import { defineTask } from ${JSON.stringify(registry)};\n` +
+        `defineTask(${JSON.stringify(task)}, (x) => x * 3);\n`,
+    );
+    child.kill("SIGSTOP");
+    try {
+      const calls = {
+        modules: within(client.loadTaskModules([CLIENT_TEST_TASKS]), 20_000),
+        upload: within(client.uploadFile(module), 20_000),
+        plugin: within(client.registerWorkerPlugin(recordingPlugin, { args: ["frozen"] }), 20_000),
+      };
+      await eventually(() => cluster.scheduler.state.workers.size === 1, 30_000, "removed");
+      // Before, each failed ("… left the cluster … while asked") and the scheduler kept
+      // nothing: a worker joining later lacked the module its tasks needed.
+      for (const [name, call] of Object.entries(calls)) {
+        const outcome = (await call) as { resolved?: Record<string, unknown> };
+        expect(Object.keys(outcome.resolved ?? { failed: outcome }), name).toEqual([local]);
+      }
+      const joined = await extraWorker(cluster, { acceptUploads: true });
+      try {
+        await client.waitForWorkers(2, { timeoutMs: 30_000 });
+        const f = client.submitWith({ workers: [joined.address], pure: false }, task, 5);
+        expect(await f).toBe(15);
+      } finally {
+        await joined.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+      child.kill("SIGCONT");
+    }
   }, 120_000);
 
   it("a profile alone (its start cannot reach the worker) ends too", async () => {

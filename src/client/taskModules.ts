@@ -34,6 +34,7 @@ export function loadOnWorkers(
   peers: PeerPool,
   addresses: readonly string[],
   modules: readonly string[],
+  left?: (address: string) => Promise<boolean>,
 ): Promise<Record<string, readonly string[]>> {
   return askForTasks(
     peers,
@@ -41,6 +42,7 @@ export function loadOnWorkers(
     "load_task_modules",
     { modules: [...modules] },
     (address, why, cause) => new TaskModuleError(address, why, { cause }),
+    left,
   );
 }
 
@@ -48,7 +50,8 @@ export function loadOnWorkers(
  * Ask each worker of `addresses` the rpc `op` whose answer is `{status: "OK",
  * tasks}` (the task functions then defined): `{address: tasks}`, by address;
  * rejects with `failed(address, why)` of the first worker, by address, that
- * could not do it or could not be asked.
+ * could not do it or could not be asked (but for one that could not be asked
+ * and `left` says left the cluster: left out).
  */
 export function askForTasks(
   peers: PeerPool,
@@ -56,6 +59,7 @@ export function askForTasks(
   op: string,
   args: Record<string, unknown>,
   failed: (address: string, why: string, cause?: unknown) => Error,
+  left?: (address: string) => Promise<boolean>,
 ): Promise<Record<string, readonly string[]>> {
   return callEachWorkerOrFail(
     peers,
@@ -67,5 +71,6 @@ export function askForTasks(
       return r?.status === "OK" && Array.isArray(r.tasks) ? (r.tasks as string[]) : null;
     },
     failed,
+    left,
   );
 }

@@ -75,6 +75,7 @@ export function uploadToWorkers(
   peers: PeerPool,
   addresses: readonly string[],
   file: UploadedFile,
+  left?: (address: string) => Promise<boolean>,
 ): Promise<Record<string, readonly string[]>> {
   return askForTasks(
     peers,
@@ -82,5 +83,6 @@ export function uploadToWorkers(
     "upload_file",
     { name: file.name, data: file.data, load: file.load },
     (address, why, cause) => new UploadError(address, file.name, why, { cause }),
+    left,
   );
 }

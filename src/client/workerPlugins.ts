@@ -100,6 +100,7 @@ export function addOnEach(
   addresses: readonly string[],
   spec: WorkerPluginSpec,
   rpcs: PluginRpcs,
+  left?: (address: string) => Promise<boolean>,
 ): Promise<Record<string, "OK">> {
   return callEachWorkerOrFail(
     peers,
@@ -108,6 +109,7 @@ export function addOnEach(
     { ...spec },
     (got) => ((got as { status?: unknown } | null)?.status === "OK" ? "OK" : null),
     (address, why, cause) => rpcs.error(address, spec.name, why, { cause }),
+    left,
   );
 }
 
