@@ -47,8 +47,13 @@ describe("importTaskModule", () => {
     const id = randomUUID();
     const never = moduleFile(`defineTask("never-${id}", () => 0);\nawait new Promise(() => {});\n`);
     void importTaskModule(never);
+    // It fails only once the other has defined its function, whichever was evaluated
+    // first (the first import on a thread may be the slower, its hooks being set up).
     const failing = moduleFile(
-      `defineTask("overlapped-${id}", () => 0);\nthrow new Error("broken");\n`,
+      `import { getTaskFunction } from ${JSON.stringify(REGISTRY)};\n` +
+        `defineTask("overlapped-${id}", () => 0);\n` +
+        `while (getTaskFunction("never-${id}") === undefined) await new Promise((r) => setTimeout(r, 5));\n` +
+        `throw new Error("broken");\n`,
     );
     await expect(importTaskModule(failing)).rejects.toThrow("broken");
     expect(getTaskFunction(`overlapped-${id}`)).toBeDefined();
