@@ -46,6 +46,7 @@ describe("HTTP endpoints of the scheduler and the workers", () => {
     expect(s.get('weft_scheduler_workers{state="idle"}')).toBe(2);
     expect(s.get('weft_scheduler_workers{state="busy"}')).toBe(0);
     expect(s.get("weft_scheduler_tasks_done_total")).toBe(3);
+    expect(s.get("weft_scheduler_tasks_done_erred_total")).toBe(0);
     expect(s.get("weft_scheduler_tasks_finished_total")).toBe(3);
     expect(s.get("weft_scheduler_keys_transferred_total")).toBe(1);
     // Present; how many depends on when rounds of work stealing ran.
@@ -117,6 +118,21 @@ describe("HTTP endpoints of the scheduler and the workers", () => {
     for (const url of [schedulerUrl, ...urls]) {
       await expect(fetch(`${url}/health`)).rejects.toThrow();
     }
+  });
+
+  it("count the tasks done by erring, as weft status and progress do", async () => {
+    const { cluster, client } = await testCluster({ scheduler: { httpAddress: "127.0.0.1:0" } });
+    // b errs as its input a did; c is computed.
+    const futures = client.compute(
+      { a: ["boom", "no"], b: ["inc", "a"], c: ["inc", 1] },
+      { keys: ["b", "c"] },
+    );
+    await expect(futures.b).rejects.toThrow("no");
+    expect(await futures.c).toBe(2);
+    const s = await scrape(cluster.scheduler.httpUrl as string);
+    expect(s.get("weft_scheduler_tasks_done_total")).toBe(3);
+    expect(s.get("weft_scheduler_tasks_done_erred_total")).toBe(2);
+    expect(s.get("weft_scheduler_tasks_erred_total")).toBe(1);
   });
 
   it("a closing scheduler's /health says so with 503", async () => {

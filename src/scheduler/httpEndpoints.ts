@@ -74,6 +74,11 @@ export function schedulerMetrics(s: Scheduler, namespace: string): ScrapedMetric
       .counter("tasks_done_total", "Tasks that ended (finished or erred) since the start", () =>
         Number(counters().tasksDone),
       )
+      .counter(
+        "tasks_done_erred_total",
+        "Of the tasks done, those done by erring (an input's error included)",
+        () => Number(counters().tasksDoneErred ?? 0),
+      )
       .counter("tasks_finished_total", "task-finished reports from workers", () =>
         Number(counters().tasksFinished),
       )

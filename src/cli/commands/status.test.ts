@@ -47,12 +47,33 @@ describe("weft status", () => {
     const row = lines.find((l) => l.startsWith(holder?.address ?? "?"));
     expect(row).toMatch(/ +[01] +1 +running +yes +0 +1 +\d+ B$/);
     expect(lines).toContain('datasets: "results"');
-    expect(lines.at(-2)).toMatch(/^tasks: 1 known, 1 done; reports: 1 finished, 0 erred;/);
+    expect(lines.at(-2)).toMatch(
+      /^tasks: 1 known, 1 done \(0 by erring\); reports: 1 finished, 0 erred;/,
+    );
     const json = await runWeft(["status", cluster.address, "--json"]);
     const status = JSON.parse(json.out);
     expect(status.workers).toHaveLength(2);
     expect(status.datasets).toEqual(["results"]);
     expect(status.counters).toMatchObject({ tasks: 1, workers: 2, clients: 2 });
+  });
+
+  it("says how many of the tasks done erred, a dependent of an erred task included", async () => {
+    const { cluster, client } = await testCluster();
+    // b errs as its input a did; c is computed.
+    const futures = client.compute(
+      { a: ["boom", "no"], b: ["inc", "a"], c: ["inc", 1] },
+      { keys: ["b", "c"] },
+    );
+    await expect(futures.b).rejects.toThrow("no");
+    expect(await futures.c).toBe(2);
+    const r = await runWeft(["status", cluster.address]);
+    expect(r.out).toMatch(
+      /^tasks: 3 known, 3 done \(2 by erring\); reports: 1 finished, 1 erred;/m,
+    );
+    // From a scheduler before the counter: the count alone, as before.
+    const { tasksDoneErred: _, ...older } = (await clusterStatus(client)).counters;
+    const status = { ...(await clusterStatus(client)), counters: older };
+    expect(formatStatus(status)).toMatch(/^tasks: 3 known, 3 done; reports:/m);
   });
 
   it("shows the workers' names, when some worker has one", async () => {

@@ -87,8 +87,12 @@ export function formatStatus(status: ClusterStatus): string {
       );
     }
   }
+  // Of the tasks done, those done by erring (as weft run's progress says them);
+  // a scheduler before the counter sends none, and is shown as before.
+  const doneErred =
+    counters.tasksDoneErred === undefined ? "" : ` (${counters.tasksDoneErred} by erring)`;
   lines.push(
-    `tasks: ${counters.tasks} known, ${counters.tasksDone} done; reports: ${counters.tasksFinished} finished, ${counters.tasksErred} erred; ${counters.keysTransferred} keys transferred between workers; steals: ${counters.stealsRequested} requested, ${counters.stealsConfirmed} confirmed; ${counters.replicasDropped} replicas dropped by the active memory manager`,
+    `tasks: ${counters.tasks} known, ${counters.tasksDone} done${doneErred}; reports: ${counters.tasksFinished} finished, ${counters.tasksErred} erred; ${counters.keysTransferred} keys transferred between workers; steals: ${counters.stealsRequested} requested, ${counters.stealsConfirmed} confirmed; ${counters.replicasDropped} replicas dropped by the active memory manager`,
   );
   lines.push(
     `datasets: ${status.datasets.length === 0 ? "none" : status.datasets.map((d) => JSON.stringify(d)).join(", ")}`,
