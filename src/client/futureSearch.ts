@@ -8,6 +8,7 @@
 import { types } from "node:util";
 import { Future } from "./future.ts";
 import { proxyContents } from "./proxyContents.ts";
+import { readField } from "./readField.ts";
 
 /** How deep values are searched: far beyond any real result shape, well within the stack. */
 export const MAX_SEARCH_DEPTH = 1_000;
@@ -75,16 +76,13 @@ function search(
     }
   } else if (v instanceof Set) {
     for (const item of v) search(item, op, visit, path, steps, within ?? "Set");
-  } else if (Array.isArray(v)) {
-    for (let i = 0; i < v.length; i++) {
-      steps.push(i);
-      search(v[i], op, visit, path, steps, within);
-      steps.pop();
-    }
   } else {
-    for (const [k, item] of Object.entries(v)) {
-      steps.push(k);
-      search(item, op, visit, path, steps, within);
+    // Each field read once, a getter's error named by its place (see readField).
+    const where = () => `${op}: ${placeOf(steps)}`;
+    const fields: Iterable<PathStep> = Array.isArray(v) ? v.keys() : Object.keys(v);
+    for (const step of fields) {
+      steps.push(step);
+      search(readField(v, step, where), op, visit, path, steps, within);
       steps.pop();
     }
   }
@@ -143,10 +141,7 @@ function placeIn(root: unknown, target: object): string | null {
         : v instanceof Set
           ? [...v].map((item, i): [PathStep, unknown] => [`<member ${i}>`, item])
           : isContainer(v)
-            ? Object.entries(v).map(([k, item]): [PathStep, unknown] => [
-                Array.isArray(v) ? Number(k) : k,
-                item,
-              ])
+            ? readableFields(v)
             : [];
     for (const [step, item] of entries) {
       const found = find(item, [...steps, step]);
@@ -155,6 +150,23 @@ function placeIn(root: unknown, target: object): string | null {
     return null;
   };
   return find(root, []);
+}
+
+/**
+ * The fields of an array or a plain object, those whose getter throws left out:
+ * {@link placeIn} names the place of a failure, and must not fail itself.
+ */
+function readableFields(v: object): [PathStep, unknown][] {
+  const fields: [PathStep, unknown][] = [];
+  const steps: Iterable<PathStep> = Array.isArray(v) ? v.keys() : Object.keys(v);
+  for (const step of steps) {
+    try {
+      fields.push([step, (v as Record<PathStep, unknown>)[step]]);
+    } catch {
+      // Not where the target is: the walk that failed did not get past it.
+    }
+  }
+  return fields;
 }
 
 /** `value[0].x` for the steps from the value searched. */
@@ -207,9 +219,25 @@ function holds(
     }
     return false;
   }
-  const items = v instanceof Set ? v : Array.isArray(v) ? v : Object.values(v);
-  for (const item of items) if (holds(item, op, seen, depth + 1, root)) return true;
+  if (v instanceof Set) {
+    for (const item of v) if (holds(item, op, seen, depth + 1, root)) return true;
+    return false;
+  }
+  // Each field read once, a getter's error named by its place (see readField).
+  const container = v;
+  const where = (step: PathStep) => `${op}: ${fieldPlace(root, container, step)}`;
+  const fields: Iterable<PathStep> = Array.isArray(v) ? v.keys() : Object.keys(v);
+  for (const step of fields) {
+    if (holds(readField(v, step, where), op, seen, depth + 1, root)) return true;
+  }
   return false;
+}
+
+/** Where the field `step` of `container` sits in `root`, for an error. */
+function fieldPlace(root: unknown, container: object, step: PathStep): string {
+  const at = placeIn(root, container);
+  if (at === null) return "a field of an object in the value";
+  return typeof step === "number" ? `${at}[${step}]` : `${at}.${step}`;
 }
 
 /**

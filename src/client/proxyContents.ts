@@ -8,6 +8,8 @@
  * nor where the proxy sat, where every other refusal of a value says both.
  */
 
+import { unreadable } from "./readField.ts";
+
 /**
  * The contents of the proxy `p`: a copy of its items if it is an array's, of
  * its own enumerable fields if a plain object's, else null (not walked into).
@@ -41,9 +43,6 @@ export function proxyContents(
     }
     return out;
   } catch (err) {
-    const why = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-    throw new TypeError(`${where()} cannot be read (a Proxy whose trap threw): ${why}`, {
-      cause: err,
-    });
+    throw unreadable(where(), "a Proxy whose trap threw", err);
   }
 }

@@ -252,9 +252,10 @@ export class Scatterer {
    * and owning its memory (a view of shared memory is copied).
    */
   private forTransfer(value: unknown, index: number): unknown {
-    const refused = (why: string) =>
+    const refused = (why: string, cause?: unknown) =>
       new TypeError(
         `scatter: value ${index} (${typeName(value)}) cannot be sent to a worker: ${why}`,
+        cause === undefined ? undefined : { cause },
       );
     const notData = (problem: string) =>
       refused(`${problem}; scattered values must be data (${DATA_KINDS})`);
@@ -267,7 +268,8 @@ export class Scatterer {
     try {
       cloned = checkedWireClone(value, `value ${index}`);
     } catch (err) {
-      throw refused((err as Error).message);
+      // A getter that threw as the value was copied: its error kept as the cause.
+      throw refused(message(err), err);
     }
     if (cloned.problem !== null) throw notData(cloned.problem);
     return asWireValue(cloned.copy);

@@ -12,6 +12,7 @@ import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
 import { Actor } from "./actor.ts";
 import { Future } from "./future.ts";
 import { proxyContents } from "./proxyContents.ts";
+import { readField } from "./readField.ts";
 
 /** Where a value sits in the arguments: built as the walk descends, formatted only for errors. */
 export interface ArgPath {
@@ -400,10 +401,14 @@ export class ArgMapper {
       // submit (clearing a batch, refilling a buffer) would change what the task
       // computes (in process by reference; over TCP, encoded only when sent) but not
       // its key, which was hashed from the old value.
+      // Each field read once, a getter's error named by its place (see readField).
+      const where = (k: number | string) =>
+        `${this.what()}: ${this.pathText({ parent: path, seg: k })}`;
       if (isArray) {
         const out = new Array<unknown>(value.length);
         for (let i = 0; i < value.length; i++) {
-          const item = value[i];
+          // An index may be a getter (Object.defineProperty), which may throw.
+          const item = readField(value, i, where);
           const t = typeof item;
           out[i] =
             t === "number" || t === "boolean" || t === "undefined" || t === "bigint"
@@ -419,7 +424,7 @@ export class ArgMapper {
         if (problem !== null) {
           throw new TypeError(`${this.what()}: a key of ${this.pathText(path)} ${problem}`);
         }
-        out[k] = this.walk(rec[k], path, k, false);
+        out[k] = this.walk(readField(rec, k, where), path, k, false);
       }
       return out;
     } finally {

@@ -23,7 +23,10 @@ export function dataCopy(what: string, value: unknown): unknown {
     if (got.problem === null) return got.copy;
     problem = got.problem;
   } catch (err) {
-    problem = err instanceof Error ? err.message : String(err);
+    // A getter failing as the value is copied (read once already, by the search
+    // for futures, it did not fail then): its error is kept as the cause.
+    const why = err instanceof Error ? err.message : String(err);
+    throw new TypeError(`${what}: the value cannot be sent: ${why}`, { cause: err });
   }
   throw new TypeError(`${what}: the value cannot be sent: ${problem}`);
 }

@@ -1,0 +1,82 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { readField } from "./readField.ts";
+import { closeTestClusters, testCluster } from "./testCluster.ts";
+import { identity } from "./testTasks.ts";
+
+afterEach(closeTestClusters);
+
+const boom = new Error("boom");
+
+/** A plain object whose field `b` is a getter throwing {@link boom}. */
+function throwing(): object {
+  return {
+    get b(): number {
+      throw boom;
+    },
+  };
+}
+
+/** An array whose index 0 is a getter throwing {@link boom}. */
+function throwingArray(): unknown[] {
+  return Object.defineProperty([1], 0, {
+    get() {
+      throw boom;
+    },
+  });
+}
+
+describe("readField", () => {
+  it("reads a field, or names its place with the getter's error as the cause", () => {
+    expect(readField({ a: 1 }, "a", () => "here")).toBe(1);
+    let err: unknown = null;
+    try {
+      readField(throwing(), "b", (k) => `f: value.${k}`);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toEqual(new TypeError("f: value.b cannot be read (a getter threw): Error: boom"));
+    expect((err as Error).cause).toBe(boom);
+  });
+});
+
+describe("a getter that throws, in a call's value", () => {
+  it("is refused naming the call and where it sits, the getter's error the cause", async () => {
+    const { client } = await testCluster();
+    const refusals: [() => unknown, string][] = [
+      [() => client.submit(identity, { a: [1, throwing()] }), "submit(identity): args[0].a[1].b"],
+      [() => client.submit(identity, throwingArray()), "submit(identity): args[0][0]"],
+      [
+        () => client.submitWith({ key: "k" }, identity, { a: throwing() }),
+        "submitWith(identity): args[0].a.b",
+      ],
+      [() => client.map(identity, [1, { a: throwing() }]), "map(identity): args[0].a.b"],
+      [
+        () => client.compute({ x: ["identity", { a: throwing() }] }, { keys: ["x"] }),
+        'compute: graph key "x": args[0].a.b',
+      ],
+      [() => client.variable("v").set({ a: [1, throwing()] }), "Variable.set: value.a[1].b"],
+      [() => client.queue("q").put({ a: throwingArray() }), "Queue.put: value.a[0]"],
+      [() => client.publishDataset("d", { a: [throwing()] }), "publishDataset: value.a[0].b"],
+      [() => client.gather({ a: throwing() } as never), "gather: value.a.b"],
+      [() => client.logEvent("t", [{ m: throwing() }]), "logEvent: value[0].m.b"],
+    ];
+    for (const [call, where] of refusals) {
+      const err = await (async () => call())().then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toEqual(new TypeError(`${where} cannot be read (a getter threw): Error: boom`));
+      expect((err as Error).cause).toBe(boom);
+    }
+  });
+
+  it("in scatter, is refused naming the value, the getter's error the cause", async () => {
+    const { client } = await testCluster();
+    const err = await client.scatter([[1, throwing()]]).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toEqual(new TypeError("scatter: value 0 (Array) cannot be sent to a worker: boom"));
+    expect((err as Error).cause).toBe(boom);
+  });
+});
