@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { connect as netConnect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -270,6 +271,21 @@ describe("tls transport", () => {
     writeFileSync(junk, "not a certificate");
     expect(() => loadTlsCredentials({ ...TEST_TLS_FILES, caFile: junk })).toThrow(
       `the TLS CA file ${junk} holds no PEM block (-----BEGIN …)`,
+    );
+    // A link to /dev/zero was read forever, a FIFO until a writer came: refused unread.
+    const zero = join(dir, "zero.pem");
+    symlinkSync("/dev/zero", zero);
+    const fifo = join(dir, "fifo.pem");
+    execFileSync("mkfifo", [fifo]);
+    expect(() => loadTlsCredentials({ ...TEST_TLS_FILES, certFile: zero })).toThrow(
+      new Error(
+        `cannot read the TLS certificate ${zero}: it is a character device, not a regular file`,
+      ),
+    );
+    expect(() => loadTlsCredentials({ ...TEST_TLS_FILES, caFile: fifo })).toThrow(
+      new Error(
+        `cannot read the TLS CA file ${fifo}: it is a FIFO (named pipe), not a regular file`,
+      ),
     );
     // A key where the CA's certificate belongs: OpenSSL takes it, then refuses every peer.
     expect(() => loadTlsCredentials({ ...TEST_TLS_FILES, caFile: TEST_TLS_FILES.keyFile })).toThrow(

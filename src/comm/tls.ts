@@ -10,6 +10,7 @@ import { X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createSecureContext, type SecureContext } from "node:tls";
 import { checkKnownOptions, type OptionNames } from "../util/knownOptions.ts";
+import { deviceProblemSync } from "../util/regularFile.ts";
 import { showValue } from "../util/showValue.ts";
 
 /** A process's TLS credentials, PEM-encoded. */
@@ -101,6 +102,9 @@ export function loadTlsCredentials(files: TlsFiles): TlsCredentials {
     }
   }
   const read = (what: string, path: string): Buffer => {
+    // A link to /dev/zero was read forever, a FIFO until some process wrote to it.
+    const device = deviceProblemSync(path);
+    if (device !== null) throw new Error(`cannot read the TLS ${what} ${path}: ${device}`);
     let data: Buffer;
     try {
       data = readFileSync(path);

@@ -49,3 +49,26 @@ export async function regularFileSize(path: string | URL): Promise<number> {
   if (err !== null) throw err;
   return st.size;
 }
+
+/**
+ * Why the file at `path` (symlinks followed) must not be read, when it is a
+ * device or a FIFO ("it is a character device, not a regular file"), or null:
+ * a regular file, a directory, or one that cannot be stat'ed (missing, not
+ * allowed) is left to the reader, which says so in its own words.
+ */
+export function deviceProblemSync(path: string): string | null {
+  let st: Stats;
+  try {
+    st = statSync(path);
+  } catch {
+    return null;
+  }
+  return st.isFile() || st.isDirectory() ? null : `it is ${kindOf(st)}, not a regular file`;
+}
+
+/** Asynchronous {@link deviceProblemSync}. */
+export async function deviceProblem(path: string): Promise<string | null> {
+  const st = await stat(path).catch(() => null);
+  if (st === null || st.isFile() || st.isDirectory()) return null;
+  return `it is ${kindOf(st)}, not a regular file`;
+}

@@ -1,4 +1,13 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -34,6 +43,23 @@ describe("scheduler files", () => {
       "readSchedulerFile: the path must be a non-empty string",
     );
     await expect(readSchedulerFile(dir)).rejects.toThrow(/cannot read the scheduler file .*EISDIR/);
+    // A link to /dev/zero was read forever, a FIFO until a writer came: refused unread.
+    const zero = join(dir, "zero.json");
+    symlinkSync("/dev/zero", zero);
+    await expect(readSchedulerFile(zero)).rejects.toThrow(
+      new Error(
+        `cannot read the scheduler file ${zero}: it is a character device, not a regular file`,
+      ),
+    );
+    const fifo = join(dir, "fifo.json");
+    execFileSync("mkfifo", [fifo]);
+    await expect(readSchedulerFile(fifo)).rejects.toThrow(
+      new Error(
+        `cannot read the scheduler file ${fifo}: it is a FIFO (named pipe), not a regular file`,
+      ),
+    );
+    await removeSchedulerFile(fifo, "Scheduler-c"); // not read, not removed
+    expect(existsSync(fifo)).toBe(true);
     await expect(readSchedulerFile(file, { timeoutMs: -1 })).rejects.toThrow(
       "readSchedulerFile: timeoutMs must be a number of ms >= 0 (or Infinity), got -1",
     );

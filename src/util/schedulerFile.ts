@@ -14,6 +14,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { warnCallbackFailed } from "./callbackWarning.ts";
 import { callGuarded } from "./guardedCall.ts";
 import { checkKnownOptions, type OptionNames } from "./knownOptions.ts";
+import { deviceProblem } from "./regularFile.ts";
 import { showValue } from "./showValue.ts";
 
 /** What a scheduler file holds (Dask's `Scheduler.identity()`, with the fields weft has). */
@@ -58,6 +59,7 @@ export async function writeSchedulerFile(
  * (another scheduler may have written its own there since).
  */
 export async function removeSchedulerFile(path: string, id: string): Promise<void> {
+  if ((await deviceProblem(path)) !== null) return;
   const text = await readFile(path, "utf8").catch(() => null);
   if (text === null) return;
   try {
@@ -145,6 +147,9 @@ export async function readSchedulerFile(
     for (;;) {
       signal?.throwIfAborted();
       throwIfWaitingFailed();
+      // A link to /dev/zero was read forever, a FIFO until some process wrote to it.
+      const device = await deviceProblem(path);
+      if (device !== null) throw new Error(`cannot read the scheduler file ${path}: ${device}`);
       let text: string | null = null;
       try {
         text = await readFile(path, "utf8");

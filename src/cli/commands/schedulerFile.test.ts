@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -128,6 +128,18 @@ describe("--scheduler-file", () => {
     expect(late.code).toBe(2);
     expect(late.err).toBe(
       `weft worker: cannot start: no scheduler file at ${missing} after 200 ms (is the scheduler started with --scheduler-file?)\n`,
+    );
+    // A link to /dev/zero was read forever: exit 2, saying what it is.
+    const zero = join(dir, "zero.json");
+    symlinkSync("/dev/zero", zero);
+    expect(await run("--scheduler-file", zero)).toEqual({
+      code: 2,
+      err: `weft worker: cannot start: cannot read the scheduler file ${zero}: it is a character device, not a regular file\n`,
+    });
+    const status = context();
+    expect(await main(["node", "weft", "status", "--scheduler-file", zero], status)).toBe(2);
+    expect(status.stderr.text).toBe(
+      `weft status: cannot read the scheduler file ${zero}: it is a character device, not a regular file\n`,
     );
     const garbage = join(dir, "garbage.json");
     writeFileSync(garbage, "{ not json");

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -143,6 +143,24 @@ describe("TCP mode over TLS", () => {
       stop();
       await done;
     }
+  });
+
+  it("a TLS file linked to /dev/zero is refused unread, exit 2 (it was read forever)", async () => {
+    const zero = join(dir, "zero.pem");
+    symlinkSync("/dev/zero", zero);
+    const flags = [
+      "--tls-ca-file",
+      TEST_TLS_FILES.caFile,
+      "--tls-cert",
+      TEST_TLS_FILES.certFile,
+      "--tls-key",
+      zero,
+    ];
+    const r = await runWeft(["status", "tls://127.0.0.1:1", ...flags]);
+    expect(r).toMatchObject({ code: 2, out: "" });
+    expect(r.err).toContain(
+      `cannot read the TLS key ${zero}: it is a character device, not a regular file`,
+    );
   });
 
   it("weft run refuses the TLS flags without --scheduler", async () => {
