@@ -1,10 +1,12 @@
 /**
- * Reading one field of a call's value in the walks of a call's values (the
- * argument walk of `submit`, `map` and `compute`, the future searches of
- * `gather`, Variables, Queues, datasets and `logEvent`), with what a getter
- * throws named: such a value was refused with the getter's own error
- * (`Error: boom`), saying neither the call nor where the getter sat, where
- * every other refusal of a value says both (a Proxy's trap: see proxyContents).
+ * The error of a field of a call's value that cannot be read, for the walks of
+ * a call's values (the argument walk of `submit`, `map` and `compute`, the
+ * future searches of `gather`, Variables, Queues, datasets and `logEvent`),
+ * which read each field in a `try` of their own (a function call and a closure
+ * per container made them 2-3× as slow): a getter's error was the refusal
+ * itself (`Error: boom`), saying neither the call nor where the getter sat,
+ * where every other refusal of a value says both (a Proxy's trap: see
+ * proxyContents).
  */
 
 /**
@@ -19,20 +21,3 @@ export function unreadable(where: string, how: string, err: unknown): TypeError 
 
 /** How a getter's error is said by {@link unreadable}. */
 export const GETTER_THREW = "a getter threw";
-
-/**
- * `container[key]`, or the TypeError of {@link unreadable} naming `where(key)`
- * (the call and the field's place, built only then) if its getter throws.
- * One `where` serves every field of a container.
- */
-export function readField<K extends string | number>(
-  container: object,
-  key: K,
-  where: (key: K) => string,
-): unknown {
-  try {
-    return (container as Record<K, unknown>)[key];
-  } catch (err) {
-    throw unreadable(where(key), GETTER_THREW, err);
-  }
-}
