@@ -38,7 +38,9 @@ describe("client calls given what a user may easily give by mistake", () => {
     expect(() => client.submit(inc, f as never)).toThrow(
       `submit(inc): args[0] is the future of ${f.key}, which was released`,
     );
-    expect(() => client.map(inc, [f as never])).toThrow(/^map\(inc\): args\[0\] is the future of/);
+    expect(() => client.map(inc, [f as never])).toThrow(
+      /^map\(inc\), item 0: args\[0\] is the future of/,
+    );
     expect(() => client.compute({ a: ["inc", f] })).toThrow(
       `compute: graph key "a": args[0] is the future of ${f.key}, which was released`,
     );

@@ -555,15 +555,16 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     const list = itemsOf("map", "items", items);
     const tasks = new Map<string, GraphTask>();
     const keys: string[] = [];
-    const what = `map(${name})`;
-    for (const item of list) {
+    for (let i = 0; i < list.length; i++) {
+      const item = list[i];
       let deps: Set<string> | null = null;
       let prepared: unknown[];
       if (isScalar(item)) {
         prepared = [item];
       } else {
         deps = new Set<string>();
-        prepared = argsWithRefs([item], deps, this, what);
+        // Which item, or the error would say args[0] of them all.
+        prepared = argsWithRefs([item], deps, this, () => `map(${name}), item ${i}`);
       }
       const key = isPure(given) ? tokenize(name, prepared, "map") : this.freshKey(name);
       tasks.set(key, graphTask(name, prepared, deps, given));

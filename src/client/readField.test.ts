@@ -43,7 +43,7 @@ describe("a getter that throws, in a call's value", () => {
         () => client.submitWith({ key: "k" }, identity, { a: throwing() }),
         "submitWith(identity): args[0].a.b",
       ],
-      [() => client.map(identity, [1, { a: throwing() }]), "map(identity): args[0].a.b"],
+      [() => client.map(identity, [1, { a: throwing() }]), "map(identity), item 1: args[0].a.b"],
       [
         () => client.compute({ x: ["identity", { a: throwing() }] }, { keys: ["x"] }),
         'compute: graph key "x": args[0].a.b',

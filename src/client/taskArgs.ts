@@ -485,19 +485,21 @@ export function argumentFutureKey(
 /**
  * `args` for a submitted task: every future of `owner` becomes a task
  * reference and its key is added to `deps`. A future of another client, or
- * one released, is refused.
+ * one released, is refused. `what` names the call in errors (a function: made
+ * only for an error).
  */
 export function argsWithRefs(
   args: readonly unknown[],
   deps: Set<string>,
   owner: object,
-  what: string,
+  what: string | (() => string),
 ): unknown[] {
   return mapArgs(
     args,
     (v, parent, seg) => {
       if (v instanceof Future) {
-        const key = argumentFutureKey(v, owner, what, formatPath(pathOf(parent, seg)));
+        const call = typeof what === "string" ? what : what();
+        const key = argumentFutureKey(v, owner, call, formatPath(pathOf(parent, seg)));
         deps.add(key);
         return taskRef(key);
       }
