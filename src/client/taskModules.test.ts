@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import type { PeerPool } from "../worker/peerPool.ts";
+import type { Client } from "./client.ts";
 import { TaskModuleError } from "./errors.ts";
 import { loadOnWorkers, taskModuleUrl } from "./taskModules.ts";
 import {
@@ -29,6 +30,30 @@ function moduleDefining(body = ""): { path: string; name: string } {
       `${body}\ndefineTask(${JSON.stringify(name)}, (x) => 2 * x);\n`,
   );
   return { path, name };
+}
+
+/**
+ * Edit the module at `path` (its task `name` tripling, not doubling) and check
+ * that loading it again is refused and the old code keeps running.
+ */
+async function expectEditRefused(
+  client: Client,
+  path: string,
+  name: string,
+  executor: "inline" | "threads",
+): Promise<void> {
+  writeFileSync(
+    path,
+    `import { defineTask } from ${JSON.stringify(REGISTRY)};\ndefineTask(${JSON.stringify(name)}, (x) => 3 * x);\n`,
+  );
+  const err = await client.loadTaskModules(path).catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(TaskModuleError);
+  expect((err as Error).message).toMatch(
+    new RegExp(
+      `load_task_modules: file:.*later\\.double-.*\\.mjs changed since this ${executor === "inline" ? "process" : "worker"} imported it: a module imported stays imported`,
+    ),
+  );
+  expect(await client.submitWith({ pure: false }, name, 5)).toBe(10);
 }
 
 describe("Client.loadTaskModules", () => {
@@ -125,18 +150,7 @@ describe("Client.loadTaskModules", () => {
       await client.loadTaskModules(path);
       // Loading it again unchanged changes nothing.
       await client.loadTaskModules(path);
-      writeFileSync(
-        path,
-        `import { defineTask } from ${JSON.stringify(REGISTRY)};\ndefineTask(${JSON.stringify(name)}, (x) => 3 * x);\n`,
-      );
-      const err = await client.loadTaskModules(path).catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(TaskModuleError);
-      expect((err as Error).message).toMatch(
-        new RegExp(
-          `load_task_modules: file:.*later\\.double-.*\\.mjs changed since this ${executor === "inline" ? "process" : "worker"} imported it: a module imported stays imported`,
-        ),
-      );
-      expect(await client.submitWith({ pure: false }, name, 5)).toBe(10);
+      await expectEditRefused(client, path, name, executor);
     });
   }
 
@@ -149,18 +163,7 @@ describe("Client.loadTaskModules", () => {
         taskModules: [CLIENT_TEST_TASKS, pathToFileURL(path)],
       });
       expect(await client.submitWith({ pure: false }, name, 5)).toBe(10);
-      writeFileSync(
-        path,
-        `import { defineTask } from ${JSON.stringify(REGISTRY)};\ndefineTask(${JSON.stringify(name)}, (x) => 3 * x);\n`,
-      );
-      const err = await client.loadTaskModules(path).catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(TaskModuleError);
-      expect((err as Error).message).toMatch(
-        new RegExp(
-          `load_task_modules: file:.*later\\.double-.*\\.mjs changed since this ${executor === "inline" ? "process" : "worker"} imported it: a module imported stays imported`,
-        ),
-      );
-      expect(await client.submitWith({ pure: false }, name, 5)).toBe(10);
+      await expectEditRefused(client, path, name, executor);
     });
   }
 
