@@ -305,7 +305,10 @@ describe("NannyPlugins", () => {
 
     const { plugins: busy } = nannyWith(factories, 100);
     await busy.add(spec("s", "quick", []));
-    const late = [1, 2, 3].map((i) => busy.add(spec(`n${i}`, "neverMade", [])));
+    // Four of 0.1 s each ahead: "d"'s turn comes 0.4 s after, well past its 0.3 s (with
+    // three, its turn came at the very end of them, and a few ms of timer lag decided
+    // between "not begun" and begun with 0 s left).
+    const late = [1, 2, 3, 4].map((i) => busy.add(spec(`n${i}`, "neverMade", [])));
     const notBegun = busy.add(spec("d", "never", ["d"]));
     const notRemoved = busy.remove("s");
     // Before, carried out once its turn came, though the worker had given up on it.
