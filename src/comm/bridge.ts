@@ -315,7 +315,17 @@ export function dialThroughBridge(
   const channel = new BroadcastChannel(channelOf(executorChannel, id));
   const deadline = Date.now() + timeoutMs;
   return new Promise<Comm>((resolve, reject) => {
-    const timer = timeoutUnlessInfinite(() => {
+    const giveUp = () => {
+      // Timers count on the event loop's own clock, not Date.now(), and fire up to a ms
+      // early by it (4 % of 50 ms timers here): early by the deadline the main thread
+      // checks, this thread would give up while the main thread still saw time left and
+      // connected for nobody (the "closed" frame below, posted before the main thread
+      // listens, is not seen).
+      const left = deadline - Date.now();
+      if (left > 0) {
+        timer = setTimeout(giveUp, left);
+        return;
+      }
       // The main thread closes the connection if it makes it now.
       post(channel, { k: "closed", error: "the pool thread stopped waiting for the connection" });
       channel.close();
@@ -326,7 +336,8 @@ export function dialThroughBridge(
           "ETIMEDOUT",
         ),
       );
-    }, timeoutMs);
+    };
+    let timer = timeoutUnlessInfinite(giveUp, timeoutMs);
     channel.onmessage = (ev: unknown) => {
       const frame = (ev as { data?: unknown }).data;
       if (!isFrame(frame)) return;
