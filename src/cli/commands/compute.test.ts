@@ -313,7 +313,9 @@ describe("weft run, scheduler, worker", () => {
       "0",
     ]);
     expect(bad.code).toBe(2);
-    expect(bad.err).toBe("weft run: --connect-timeout must be a positive integer, got 0\n");
+    expect(bad.err).toBe(
+      "weft run: --connect-timeout must be a positive whole number of milliseconds, or a duration such as 60s, 5m or 1.5h, got 0\n",
+    );
     const long = await weft([
       "run",
       plain,

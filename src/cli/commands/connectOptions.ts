@@ -5,6 +5,7 @@
  */
 
 import type { Command } from "commander";
+import { MILLISECONDS_FORMS } from "./millisecondsOption.ts";
 import {
   SCHEDULER_ARGUMENT,
   SCHEDULER_FILE_OPTION,
@@ -26,8 +27,8 @@ export function addConnectOptions(cmd: Command): Command {
     cmd
       .option("--scheduler-file <path>", SCHEDULER_FILE_OPTION)
       .option(
-        "--connect-timeout <ms>",
-        "how long to wait for the scheduler to accept the connection (default: 10000)",
+        "--connect-timeout <ms|duration>",
+        `how long to wait for the scheduler to accept the connection (${MILLISECONDS_FORMS}; default: 10000)`,
       ),
   );
 }

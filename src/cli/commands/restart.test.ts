@@ -102,10 +102,22 @@ describe("weft restart", () => {
     const bad = await runWeft(["restart", "tcp://127.0.0.1:1", "--timeout", "0"]);
     expect(bad).toMatchObject({
       code: 2,
-      err: expect.stringContaining("--timeout must be a positive"),
+      err: expect.stringContaining(
+        "--timeout must be a positive whole number of milliseconds, or a duration such as 60s",
+      ),
     });
-    const gone = await runWeft(["restart", "tcp://127.0.0.1:1", "--connect-timeout", "200"]);
+    // Durations with a unit are taken (they were refused): it goes on to connect.
+    const gone = await runWeft([
+      "restart",
+      "tcp://127.0.0.1:1",
+      "--connect-timeout",
+      "200ms",
+      "--timeout",
+      "1m",
+    ]);
     expect(gone.code).toBe(2);
+    expect(gone.err).toMatch(/^weft restart: .*tcp:\/\/127\.0\.0\.1:1/);
+    expect(gone.err).not.toContain("--timeout");
     const help = await runWeft(["restart", "--help"]);
     expect(help.out).toContain("--no-wait");
   });

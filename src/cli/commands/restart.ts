@@ -12,6 +12,7 @@ import { Command } from "commander";
 import { addConnectOptions } from "./connectOptions.ts";
 import type { CliContext } from "./context.ts";
 import { commandDescription } from "./index.ts";
+import { MILLISECONDS_FORMS } from "./millisecondsOption.ts";
 import type { RestartCliOptions } from "./restartAction.ts";
 import { SCHEDULER_ARGUMENT } from "./schedulerChoice.ts";
 import { WORKER_SELECTOR } from "./workerSelectors.ts";
@@ -26,8 +27,8 @@ export function restartCommand(ctx: CliContext): Command {
       `restart only these workers, each ${WORKER_SELECTOR}, and each with a nanny; the work goes on`,
     )
     .option(
-      "--timeout <ms>",
-      "how long to wait for as many workers as there were to come back (default: 30000)",
+      "--timeout <ms|duration>",
+      `how long to wait for as many workers as there were to come back (${MILLISECONDS_FORMS}; default: 30000)`,
     )
     .option("--no-wait", "return once the scheduler has restarted, without waiting for the workers")
     .addHelpText(

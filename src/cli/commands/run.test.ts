@@ -144,7 +144,7 @@ it("refuses counts and timeouts that are no positive integers, and more workers 
     [{ workers: "257" }, "--workers must be at most 256 (one process), got 257"],
     [
       { scheduler: "tcp://127.0.0.1:1", connectTimeout: "0" },
-      "--connect-timeout must be a positive integer, got 0",
+      "--connect-timeout must be a positive whole number of milliseconds, or a duration such as 60s, 5m or 1.5h, got 0",
     ],
   ] as const) {
     const { ctx } = await run(graph, more);

@@ -1,6 +1,7 @@
 import { Command, Option } from "commander";
 import type { CliContext } from "./context.ts";
 import { commandDescription } from "./index.ts";
+import { MILLISECONDS_FORMS } from "./millisecondsOption.ts";
 import type { RunOptions } from "./runAction.ts";
 import { addFrameLimitOptions, addTlsOptions, LOG_LEVELS } from "./serverOptions.ts";
 
@@ -18,8 +19,8 @@ export function runCommand(ctx: CliContext): Command {
       "use the scheduler whose address this file holds (weft scheduler --scheduler-file), waiting up to --connect-timeout for it, then reading it again while the scheduler it names refuses connections, up to --connect-timeout",
     )
     .option(
-      "--connect-timeout <ms>",
-      "with --scheduler: how long to wait for the scheduler (and workers, when fetching results) to accept a connection and, for the scheduler, to answer it (default: 30000)",
+      "--connect-timeout <ms|duration>",
+      `with --scheduler: how long to wait for the scheduler (and workers, when fetching results) to accept a connection and, for the scheduler, to answer it (${MILLISECONDS_FORMS}; default: 30000)`,
     )
     .option("--workers <n>", "embedded cluster: workers (default: 2)")
     .option(

@@ -74,7 +74,10 @@ it("says a mistake in the other options or in the graph at once, not after waiti
   const missing = join(dir, "not-yet.json");
   const cases: [string[], string][] = [
     [["--workers", "3"], "--workers applies to the embedded cluster only"],
-    [["--connect-timeout", "0"], "--connect-timeout must be a positive integer, got 0"],
+    [
+      ["--connect-timeout", "0"],
+      "--connect-timeout must be a positive whole number of milliseconds, or a duration such as 60s, 5m or 1.5h, got 0",
+    ],
     [["--task-stream", join(dir, "no", "such", "dir.json")], "--task-stream"],
     [["--scheduler", "tcp://127.0.0.1:1"], "give --scheduler or --scheduler-file, not both"],
   ];

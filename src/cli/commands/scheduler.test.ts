@@ -283,7 +283,7 @@ describe("weft scheduler's options", () => {
     return seen;
   }
 
-  it("a --worker-ttl under 2 s, or a TTL or interval that is no positive integer or too long for a timer: exit 2, saying which", async () => {
+  it("a --worker-ttl under 2 s, or a TTL or interval that is no positive whole number of ms or too long for a timer: exit 2, saying which", async () => {
     const refusal = async (more: Record<string, string>): Promise<string> => {
       const ctx = context();
       let started = false;
@@ -301,16 +301,19 @@ describe("weft scheduler's options", () => {
       return ctx.stderr.text;
     };
     // Workers heartbeat every second: 300 (seconds meant) removed every worker within a second.
-    for (const ttl of ["300", "1999"]) {
+    for (const ttl of ["300", "1999", "1s"]) {
       expect(await refusal({ workerTtl: ttl })).toBe(
         `weft scheduler: cannot start: --worker-ttl must be at least 2000 ms (workers heartbeat every second: a shorter TTL removes healthy ones), got ${ttl}\n`,
       );
     }
-    expect(await refusal({ workerTtl: "30s" })).toBe(
-      "weft scheduler: cannot start: --worker-ttl must be a positive integer, got 30s\n",
+    expect(await refusal({ workerTtl: "30 secs" })).toMatch(
+      /^weft scheduler: cannot start: --worker-ttl must be a positive whole number of milliseconds, or a duration such as 60s, 5m or 1.5h, got 30 secs: not a duration: "30 secs": invalid time unit "secs" \(valid: .*\)\n$/,
     );
     expect(await refusal({ workStealingInterval: "0" })).toBe(
-      "weft scheduler: cannot start: --work-stealing-interval must be a positive integer, got 0\n",
+      "weft scheduler: cannot start: --work-stealing-interval must be a positive whole number of milliseconds, or a duration such as 60s, 5m or 1.5h, got 0\n",
+    );
+    expect(await refusal({ workStealingInterval: "0.5ms" })).toBe(
+      "weft scheduler: cannot start: --work-stealing-interval must be a positive whole number of milliseconds, or a duration such as 60s, 5m or 1.5h, got 0.5ms\n",
     );
     // In the option's words, as the other timeouts are (it was the Scheduler option's name).
     expect(await refusal({ activeMemoryManagerInterval: "99999999999" })).toBe(
@@ -320,12 +323,15 @@ describe("weft scheduler's options", () => {
       "weft scheduler: cannot start: --work-stealing-interval must be at most 2147483647 ms (about 24.8 days), got 3e9\n",
     );
     expect((await optionsWith({ workerTtl: "2000" })).workerTtlMs).toBe(2000);
-    // Milliseconds, as the other durations of this command: "100s" is refused, not 100 ms.
-    expect(await refusal({ closeWorkerGrace: "100s" })).toBe(
-      "weft scheduler: cannot start: --close-worker-grace must be a positive integer, got 100s\n",
-    );
     expect(await refusal({ closeWorkerGrace: "0" })).toBe(
-      "weft scheduler: cannot start: --close-worker-grace must be a positive integer, got 0\n",
+      "weft scheduler: cannot start: --close-worker-grace must be a positive whole number of milliseconds, or a duration such as 60s, 5m or 1.5h, got 0\n",
+    );
+    // Past a timer's range the Scheduler refused it as "Scheduler option leaseTimeoutMs".
+    expect(await refusal({ leaseTimeout: "3e9" })).toBe(
+      "weft scheduler: cannot start: --lease-timeout must be at most 2147483647 ms (about 24.8 days), got 3e9\n",
+    );
+    expect(await refusal({ leaseTimeout: "0s" })).toBe(
+      "weft scheduler: cannot start: --lease-timeout must be a positive whole number of milliseconds, or a duration such as 60s, 5m or 1.5h, got 0s\n",
     );
     expect(await refusal({ closeWorkerGrace: "3e9" })).toBe(
       "weft scheduler: cannot start: --close-worker-grace must be at most 2147483647 ms (about 24.8 days), got 3e9\n",
@@ -366,8 +372,29 @@ describe("weft scheduler's options", () => {
     expect(r).toEqual({
       code: 2,
       out: "",
-      err: "weft scheduler: cannot start: --close-worker-grace must be a positive integer, got 1.5\n",
+      err: "weft scheduler: cannot start: --close-worker-grace must be a positive whole number of milliseconds, or a duration such as 60s, 5m or 1.5h, got 1.5\n",
     });
+  });
+
+  it("take a duration with a unit (the Dask habit: 5m, 60s), a bare number staying ms", async () => {
+    // Each was refused: "--worker-ttl must be a positive integer, got 5m".
+    expect(
+      await optionsWith({
+        workerTtl: "5m",
+        leaseTimeout: "1.5h",
+        workStealingInterval: "250ms",
+        activeMemoryManagerInterval: "3s",
+        closeWorkerGrace: "2 minutes",
+      }),
+    ).toMatchObject({
+      workerTtlMs: 300_000,
+      leaseTimeoutMs: 5_400_000,
+      workStealingIntervalMs: 250,
+      activeMemoryManagerIntervalMs: 3000,
+      closeWorkerGraceMs: 120_000,
+    });
+    // A TTL is no timer's wait: it may exceed a timer's range, as it always could.
+    expect((await optionsWith({ workerTtl: "30d" })).workerTtlMs).toBe(30 * 86_400_000);
   });
 
   it("--lease-timeout inf never expires leases, as leaseTimeoutMs: Infinity", async () => {

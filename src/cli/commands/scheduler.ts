@@ -2,6 +2,7 @@ import { Command, Option } from "commander";
 import { WORKER_CLOSE_MAX_MS } from "../../util/closeBudget.ts";
 import type { CliContext } from "./context.ts";
 import { commandDescription } from "./index.ts";
+import { MILLISECONDS_FORMS } from "./millisecondsOption.ts";
 import type { SchedulerCliOptions } from "./schedulerAction.ts";
 import {
   addFrameLimitOptions,
@@ -20,13 +21,13 @@ export function schedulerCommand(ctx: CliContext): Command {
       "where to listen (default: tcp://0.0.0.0:8786, or tls://0.0.0.0:8786 with the --tls-* files)",
     )
     .option(
-      "--worker-ttl <ms>",
-      "remove a worker not heard from for this long; at least 2000 (workers heartbeat every second)",
+      "--worker-ttl <ms|duration>",
+      `remove a worker not heard from for this long (${MILLISECONDS_FORMS}); at least 2000 ms (workers heartbeat every second)`,
       "30000",
     )
     .option(
-      "--lease-timeout <ms>",
-      "release a lock, multi-lock or semaphore lease its client has not refreshed for this long (a client frozen: stopped, a VM paused); clients refresh every third of it, as Dask's lease-timeout; inf: never",
+      "--lease-timeout <ms|duration>",
+      `release a lock, multi-lock or semaphore lease its client has not refreshed for this long (${MILLISECONDS_FORMS}; a client frozen: stopped, a VM paused); clients refresh every third of it, as Dask's lease-timeout; inf: never`,
       "30000",
     )
     .option("--validate", "check the state machine after every stimulus (slow)")
@@ -38,24 +39,28 @@ export function schedulerCommand(ctx: CliContext): Command {
       "--no-work-stealing",
       "never move queued tasks from busy workers to idle ones (work stealing is on by default, as in Dask)",
     )
-    .option("--work-stealing-interval <ms>", "how often a round of work stealing runs", "100")
+    .option(
+      "--work-stealing-interval <ms|duration>",
+      `how often a round of work stealing runs (${MILLISECONDS_FORMS})`,
+      "100",
+    )
     .option(
       "--no-active-memory-manager",
       "keep every replica of a result until it is released (the active memory manager, on by default as in Dask, drops the replicas workers fetched as inputs once no task needs them)",
     )
     .option(
-      "--active-memory-manager-interval <ms>",
-      "how often a round of the active memory manager runs",
+      "--active-memory-manager-interval <ms|duration>",
+      `how often a round of the active memory manager runs (${MILLISECONDS_FORMS})`,
       "2000",
     )
     .option(
-      "--close-worker-grace <ms>",
-      "how long a worker told to close (retired, restarted, the cluster closing) may keep its connection open before the scheduler closes it (the default is what a worker's orderly close may take at most)",
+      "--close-worker-grace <ms|duration>",
+      `how long a worker told to close (retired, restarted, the cluster closing) may keep its connection open before the scheduler closes it (${MILLISECONDS_FORMS}; the default is what a worker's orderly close may take at most)`,
       String(WORKER_CLOSE_MAX_MS),
     )
     .option(
       "--idle-timeout <duration>",
-      "close the cluster (every worker, then the scheduler: exit 0) once it has been idle this long (e.g. 30m): no task running, queued or waiting for a worker; clients do not count (default: never)",
+      "close the cluster (every worker, then the scheduler: exit 0) once it has been idle this long (e.g. 30m; a bare number is seconds, as in Dask): no task running, queued or waiting for a worker; clients do not count (default: never)",
     )
     .option(
       "--tasks <module>",

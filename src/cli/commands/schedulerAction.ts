@@ -13,13 +13,13 @@ import { wallSeconds } from "../../util/wallClock.ts";
 import { reachableAddressFor } from "../../worker/contactAddress.ts";
 import { type CliContext, EXIT, serveDespiteOutputErrors } from "./context.ts";
 import { checkListenAddress } from "./listenAddress.ts";
+import { millisecondsOption } from "./millisecondsOption.ts";
 import type { FrameLimitCliOptions, HttpCliOptions, TlsCliOptions } from "./serverOptions.ts";
 import {
   durationMs,
   frameLimitsFrom,
   httpFrom,
   logStopSignal,
-  positiveInt,
   stderrLogger,
   timeoutMs,
   tlsFrom,
@@ -60,9 +60,12 @@ export interface SchedulerCliOptions extends FrameLimitCliOptions, TlsCliOptions
  */
 const MIN_WORKER_TTL_MS = 2_000;
 
-/** `--worker-ttl` in ms; throws a clear error. */
+/**
+ * `--worker-ttl` in ms; throws a clear error. No timer waits it (the check runs every
+ * second), so it may exceed a timer's range.
+ */
 function workerTtlMs(text: string): number {
-  const ms = positiveInt("--worker-ttl", text);
+  const ms = millisecondsOption("--worker-ttl", text, Number.MAX_SAFE_INTEGER);
   if (ms < MIN_WORKER_TTL_MS) {
     throw new Error(
       `--worker-ttl must be at least ${MIN_WORKER_TTL_MS} ms (workers heartbeat every second: a shorter TTL removes healthy ones), got ${text}`,
@@ -74,10 +77,11 @@ function workerTtlMs(text: string): number {
 /**
  * `--lease-timeout` in ms; "inf" never expires leases (the option's `Infinity`,
  * as Dask's leases before it had a timeout, for clients that may sleep holding
- * a lock); throws a clear error.
+ * a lock); throws a clear error. Within a timer's range: past it the Scheduler
+ * refused it in its own option's words (`leaseTimeoutMs`), not the command's.
  */
 function leaseTimeoutMs(text: string): number {
-  return text === "inf" ? Number.POSITIVE_INFINITY : positiveInt("--lease-timeout", text);
+  return text === "inf" ? Number.POSITIVE_INFINITY : timeoutMs("--lease-timeout", text);
 }
 
 /**

@@ -83,6 +83,9 @@ describe("frameLimitsFrom", () => {
   });
 });
 
+const MS_FORMS =
+  "must be a positive whole number of milliseconds, or a duration such as 60s, 5m or 1.5h";
+
 describe("the integer and duration options", () => {
   it("positiveInt takes integers from 1, exactly", () => {
     expect(positiveInt("--n", "1")).toBe(1);
@@ -115,9 +118,7 @@ describe("the integer and duration options", () => {
       expect(() => nonNegativeInt("--max-restarts", bad), bad).toThrow(
         `--max-restarts must be an integer ≥ 0, got ${bad}`,
       );
-      expect(() => timeoutMs("--timeout", bad), bad).toThrow(
-        "--timeout must be a positive integer",
-      );
+      expect(() => timeoutMs("--timeout", bad), bad).toThrow(`--timeout ${MS_FORMS}, got ${bad}`);
       // Blanks around a list's items are the list's: "GPU = 1, MEM=2" is fine.
       if (bad.trim() === bad) {
         expect(() => parseResources(`GPU=${bad}`), bad).toThrow(/expected NAME=AMOUNT/);
@@ -132,7 +133,17 @@ describe("the integer and duration options", () => {
     expect(() => timeoutMs("--timeout", String(MAX_TIMER_MS + 1))).toThrow(
       `--timeout must be at most ${MAX_TIMER_MS} ms (about 24.8 days), got ${MAX_TIMER_MS + 1}`,
     );
-    expect(() => timeoutMs("--timeout", "0")).toThrow("--timeout must be a positive integer");
+    expect(() => timeoutMs("--timeout", "0")).toThrow(`--timeout ${MS_FORMS}, got 0`);
+    expect(() => timeoutMs("--timeout", "25d")).toThrow(
+      `--timeout must be at most ${MAX_TIMER_MS} ms (about 24.8 days), got 25d`,
+    );
+  });
+
+  it("timeoutMs reads a bare number as ms, and a number with a unit as a duration", () => {
+    // "60s" was refused, and is what a Dask user types; "60" stays 60 ms, as scripts give it.
+    expect(timeoutMs("--timeout", "60")).toBe(60);
+    expect(timeoutMs("--timeout", "60s")).toBe(60_000);
+    expect(timeoutMs("--timeout", "5m")).toBe(300_000);
   });
 
   it("durationMs reads Dask's durations, a bare number as seconds, up to what a timer can wait", () => {

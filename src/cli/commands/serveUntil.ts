@@ -10,6 +10,7 @@ import { isWholeByteSize, parseBytes } from "../../util/parseBytes.ts";
 import { parseTimedelta } from "../../util/parseTimedelta.ts";
 import { MAX_TIMER_MS } from "../../util/timers.ts";
 import { claimEarlySignal } from "./earlySignal.ts";
+import { millisecondsOption } from "./millisecondsOption.ts";
 import type { FrameLimitCliOptions, HttpCliOptions, TlsCliOptions } from "./serverOptions.ts";
 
 /** A pino logger writing JSON lines to stderr. */
@@ -255,11 +256,10 @@ export function nonNegativeInt(name: string, text: string): number {
  */
 export const MAX_POOL_THREADS = 1024;
 
-/** Parse a timeout in milliseconds: a positive integer a timer can wait; throws a clear error. */
+/**
+ * Parse a timeout or interval option: whole milliseconds (`30000`) or a duration
+ * (`30s`: see {@link millisecondsOption}) that a timer can wait; throws a clear error.
+ */
 export function timeoutMs(name: string, text: string): number {
-  const n = positiveInt(name, text);
-  if (n > MAX_TIMER_MS) {
-    throw new Error(`${name} must be at most ${MAX_TIMER_MS} ms (about 24.8 days), got ${text}`);
-  }
-  return n;
+  return millisecondsOption(name, text, MAX_TIMER_MS, "about 24.8 days");
 }

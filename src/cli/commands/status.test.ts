@@ -141,7 +141,9 @@ describe("weft status", () => {
     expect(r.err).toMatch(/^weft status: connection to tcp:\/\/127\.0\.0\.1:1 refused/m);
     const bad = await runWeft(["status", "tcp://127.0.0.1:1", "--connect-timeout", "0"]);
     expect(bad.code).toBe(2);
-    expect(bad.err).toContain("--connect-timeout must be a positive integer, got 0");
+    expect(bad.err).toContain(
+      "--connect-timeout must be a positive whole number of milliseconds, or a duration such as 60s, 5m or 1.5h, got 0",
+    );
   });
 
   it("says at once on stderr that it waits for a scheduler that refuses connections, and for how long", async () => {

@@ -2,6 +2,7 @@ import { Command, Option } from "commander";
 import { CHILD_STOP_GRACE_MS } from "./childStop.ts";
 import type { CliContext } from "./context.ts";
 import { commandDescription } from "./index.ts";
+import { MILLISECONDS_FORMS } from "./millisecondsOption.ts";
 import {
   addFrameLimitOptions,
   addHttpOptions,
@@ -96,7 +97,7 @@ export function workerCommand(ctx: CliContext): Command {
     )
     .option(
       "--lifetime <duration>",
-      "retire after this long (e.g. 1h, 30m): the results only this worker holds are copied to others, then it closes (default: never)",
+      "retire after this long (e.g. 1h, 30m; a bare number is seconds, as in Dask): the results only this worker holds are copied to others, then it closes (default: never)",
     )
     .option(
       "--lifetime-stagger <duration>",
@@ -107,13 +108,13 @@ export function workerCommand(ctx: CliContext): Command {
       "with --lifetime and --nanny: the nanny starts a new worker once the lifetime is over",
     )
     .option(
-      "--connect-timeout <ms>",
-      "how long each try to connect to the scheduler (and to peers) may take, and how long a --name another worker holds is asked for again before giving up (exit 2)",
+      "--connect-timeout <ms|duration>",
+      `how long each try to connect to the scheduler (and to peers) may take, and how long a --name another worker holds is asked for again before giving up, exit 2 (${MILLISECONDS_FORMS})`,
       "30000",
     )
     .option(
-      "--death-timeout <ms>",
-      "how long the worker's start may take, the wait for a scheduler that refuses connections or cannot be reached yet included, then give up, exit 2, saying what it was doing; with --scheduler-file, the wait for the file has a bound of its own as long, before the start's (default: no bound, until stopped, as Dask's)",
+      "--death-timeout <ms|duration>",
+      `how long the worker's start may take (${MILLISECONDS_FORMS}; Dask reads a bare 60 as seconds), the wait for a scheduler that refuses connections or cannot be reached yet included, then give up, exit 2, saying what it was doing; with --scheduler-file, the wait for the file has a bound of its own as long, before the start's (default: no bound, until stopped, as Dask's)`,
     );
   return addHttpOptions(addTlsOptions(addFrameLimitOptions(addPreloadOption(cmd, "worker"))))
     .addOption(

@@ -88,10 +88,11 @@ describe("weft worker waits for its scheduler, as Dask's", () => {
       "worker",
       await refusingAddress(),
       ...ARGS,
+      // Durations as Dask writes them: both were refused, for a number was all they took.
       "--connect-timeout",
-      "20000",
+      "20s",
       "--death-timeout",
-      "300",
+      "0.3s",
     ]);
     expect(r.code).toBe(2);
     expect(r.err).toMatch(
@@ -101,7 +102,7 @@ describe("weft worker waits for its scheduler, as Dask's", () => {
     const bad = await runWeft(["worker", "tcp://127.0.0.1:1", ...ARGS, "--death-timeout", "0"]);
     expect(bad).toMatchObject({
       code: 2,
-      err: "weft worker: cannot start: --death-timeout must be a positive integer, got 0\n",
+      err: "weft worker: cannot start: --death-timeout must be a positive whole number of milliseconds, or a duration such as 60s, 5m or 1.5h, got 0\n",
     });
     // An in-process address: nobody outside this process could reach the worker.
     for (const flag of ["--listen", "--contact-address"]) {
