@@ -46,6 +46,16 @@ describe("parseTimedelta (dask's parse_timedelta)", () => {
     }
   });
 
+  it("reads a number that begins with its point as that number, not 1 and it", () => {
+    // Dask puts a 1 before what does not begin with a digit (so that a unit alone is
+    // one of it), and reads ".5s" as 1.5 s and ".5h" as 1.5 hours, three times what was meant.
+    expect(parseTimedelta(".5s")).toBe(0.5);
+    expect(parseTimedelta(".5 h")).toBe(1800);
+    expect(parseTimedelta(".25")).toBe(0.25);
+    expect(parseTimedelta("h")).toBe(3600);
+    expect(() => parseTimedelta(".s")).toThrow('not a duration: ".s"');
+  });
+
   it("reads a negative exponent", () => {
     expect(parseTimedelta("1e-3s")).toBe(1e-3);
     expect(parseTimedelta("25E-1 h")).toBe(9000);

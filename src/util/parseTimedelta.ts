@@ -1,7 +1,8 @@
 /**
  * dask's `parse_timedelta`: a duration as Dask's configuration and command
  * lines write it (`"1 hour"`, `"5m"`, `"300ms"`, `"1.5 h"`, `30`), in seconds.
- * A bare number is in `defaultUnit`.
+ * A bare number is in `defaultUnit`. Unlike Dask's, `.5s` is half a second (Dask
+ * reads 1.5 s).
  */
 
 const UNITS: ReadonlyMap<string, number> = (() => {
@@ -41,7 +42,9 @@ export function parseTimedelta(s: string | number, defaultUnit = "seconds"): num
   if (typeof s !== "string") throw new TypeError(`not a duration: ${String(s)}`);
   let text = s.replaceAll(" ", "");
   if (text === "") throw new RangeError("not a duration: an empty text");
-  if (!/^[0-9]/.test(text)) text = `1${text}`;
+  // A unit alone is one of it ("h": an hour), as in Dask. Dask puts the 1 before
+  // anything that does not begin with a digit, and read ".5h" as 1.5 hours.
+  if (/^[a-zA-Z]/.test(text)) text = `1${text}`;
   let i = text.length;
   while (i > 0 && /[a-zA-Z]/.test(text[i - 1])) i--;
   const prefix = text.slice(0, i);

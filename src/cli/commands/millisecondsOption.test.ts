@@ -29,6 +29,7 @@ describe("millisecondsOption (the <duration> options of milliseconds)", () => {
     // 1.1 s is 1100.0000000000002 ms in floating point.
     expect(ms("1.1s")).toBe(1100);
     expect(ms("0.001s")).toBe(1);
+    expect(ms(".5s")).toBe(500);
   });
 
   it("refuses what it refused, and durations that are no positive whole number of ms", () => {
@@ -48,7 +49,8 @@ describe("millisecondsOption (the <duration> options of milliseconds)", () => {
       "-5s",
       "1.5ms",
       "100us",
-      ".5s",
+      ".s",
+      ".5",
       "s",
       "5 m s",
     ]) {

@@ -149,6 +149,8 @@ describe("the integer and duration options", () => {
   it("durationMs reads Dask's durations, a bare number as seconds, up to what a timer can wait", () => {
     expect(durationMs("--lifetime", "1h")).toBe(3_600_000);
     expect(durationMs("--lifetime", "90")).toBe(90_000);
+    // Half an hour, not 1.5 hours (Dask's parse_timedelta puts a 1 before the point).
+    expect(durationMs("--lifetime", ".5h")).toBe(1_800_000);
     expect(durationMs("--lifetime", "24d")).toBe(24 * 86_400_000);
     expect(durationMs("--lifetime", `${MAX_TIMER_MS}ms`)).toBe(MAX_TIMER_MS);
     expect(() => durationMs("--lifetime", "25d")).toThrow(
