@@ -127,6 +127,17 @@ describe("weft scheduler --idle-timeout", () => {
     expect(bad.stderr.text).toMatch(
       /^weft scheduler: cannot start: --idle-timeout must be a duration such as 1h, 30m or 90s: /,
     );
+    const zero = context();
+    await runScheduler(
+      { listen: "tcp://127.0.0.1:0", workerTtl: "30000", logLevel: "silent", idleTimeout: "0" },
+      zero,
+      () => Promise.resolve(),
+    );
+    expect(zero.exitCode).toBe(2);
+    // It was "Scheduler option idleTimeoutMs must be a number of ms > 0 and at most …".
+    expect(zero.stderr.text).toBe(
+      "weft scheduler: cannot start: --idle-timeout must be at least 1 ms (leave it out for none; Dask reads 0 so), got 0\n",
+    );
   });
 });
 

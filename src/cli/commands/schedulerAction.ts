@@ -16,10 +16,10 @@ import { checkListenAddress } from "./listenAddress.ts";
 import { millisecondsOption } from "./millisecondsOption.ts";
 import type { FrameLimitCliOptions, HttpCliOptions, TlsCliOptions } from "./serverOptions.ts";
 import {
-  durationMs,
   frameLimitsFrom,
   httpFrom,
   logStopSignal,
+  positiveDurationMs,
   stderrLogger,
   timeoutMs,
   tlsFrom,
@@ -119,7 +119,7 @@ export async function runScheduler(
       workerTtlMs: workerTtlMs(opts.workerTtl),
       leaseTimeoutMs: leaseTimeoutMs(opts.leaseTimeout ?? "30000"),
       ...(opts.idleTimeout !== undefined
-        ? { idleTimeoutMs: durationMs("--idle-timeout", opts.idleTimeout) }
+        ? { idleTimeoutMs: positiveDurationMs("--idle-timeout", opts.idleTimeout) }
         : {}),
       checkWorkerAddress: opts.checkWorkerAddress !== false,
       workStealing: opts.workStealing !== false,

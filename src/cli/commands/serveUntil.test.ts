@@ -7,6 +7,7 @@ import {
   MIN_MAX_MESSAGE_BYTES,
   nonNegativeInt,
   parseResources,
+  positiveDurationMs,
   positiveInt,
   timeoutMs,
   untilSignal,
@@ -159,6 +160,16 @@ describe("the integer and duration options", () => {
     expect(() => durationMs("--lifetime", "soon")).toThrow(
       /^--lifetime must be a duration such as 1h, 30m or 90s: /,
     );
+  });
+
+  it("positiveDurationMs refuses 0 in the option's words, saying how to have none", () => {
+    expect(positiveDurationMs("--lifetime", "1ms")).toBe(1);
+    // Refused by the Worker then, as "Worker option lifetimeMs must be a positive integer".
+    for (const zero of ["0", "0s", "0.1ms"]) {
+      expect(() => positiveDurationMs("--lifetime", zero), zero).toThrow(
+        `--lifetime must be at least 1 ms (leave it out for none; Dask reads 0 so), got ${zero}`,
+      );
+    }
   });
 });
 

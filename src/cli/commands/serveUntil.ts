@@ -111,6 +111,22 @@ export function durationMs(name: string, text: string): number {
   return ms;
 }
 
+/**
+ * {@link durationMs} of at least 1 ms, for a time after which something ends
+ * (`--lifetime`, `--idle-timeout`): the Worker and the Scheduler refused 0 in
+ * their own options' words (`lifetimeMs`), unknown on a command line. Dask reads
+ * 0 as none (its `if lifetime:`), which leaving the option out is here.
+ */
+export function positiveDurationMs(name: string, text: string): number {
+  const ms = durationMs(name, text);
+  if (ms < 1) {
+    throw new Error(
+      `${name} must be at least 1 ms (leave it out for none; Dask reads 0 so), got ${text}`,
+    );
+  }
+  return ms;
+}
+
 /** Parse a size option (`512MiB`, `4GB`, `1e6`, dask's `parse_bytes`); throws a clear error. */
 export function byteSize(name: string, text: string): number {
   let n: number;

@@ -65,6 +65,26 @@ describe("weft worker's options", () => {
     });
   });
 
+  it("take a duration with a unit for the times of ms, and refuse a --lifetime of 0 in its words", async () => {
+    // Both were refused ("must be a positive integer, got 1m"), for a number was all they took.
+    expect(await optionsWith({ deathTimeout: "1m", connectTimeout: "5s" })).toMatchObject({
+      deathTimeoutMs: 60_000,
+      connectTimeoutMs: 5000,
+    });
+    const ctx = testContext();
+    let started = false;
+    await runWorker(scheduler.address, { ...TEST_WORKER_ARGS, lifetime: "0" }, ctx, (w) => {
+      started = true;
+      return w.close();
+    });
+    expect(started).toBe(false);
+    expect(ctx.exitCode).toBe(2);
+    // It was "Worker option lifetimeMs must be a positive integer, got 0".
+    expect(ctx.stderr.text).toBe(
+      "weft worker: cannot start: --lifetime must be at least 1 ms (leave it out for none; Dask reads 0 so), got 0\n",
+    );
+  });
+
   it("take the top of (0, 1] for --memory-target", async () => {
     // Below every threshold left on: terminating at 1 would leave it no room.
     expect(

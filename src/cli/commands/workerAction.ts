@@ -40,6 +40,7 @@ import {
   MAX_POOL_THREADS,
   nonNegativeInt,
   parseResources,
+  positiveDurationMs,
   positiveInt,
   requireTlsScheme,
   stderrLogger,
@@ -93,7 +94,7 @@ function lifetimeFrom(opts: WorkerCliOptions): Partial<WorkerOptions> {
     throw new Error("--lifetime-restart needs --nanny: nothing would start the worker again");
   }
   return {
-    lifetimeMs: durationMs("--lifetime", opts.lifetime),
+    lifetimeMs: positiveDurationMs("--lifetime", opts.lifetime),
     ...(opts.lifetimeStagger !== undefined
       ? { lifetimeStaggerMs: durationMs("--lifetime-stagger", opts.lifetimeStagger) }
       : {}),
