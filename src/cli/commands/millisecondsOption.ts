@@ -31,7 +31,7 @@ export function millisecondsOption(
 ): number {
   const ms = WITH_UNIT.test(text.trim()) ? unitDurationMs(name, text) : parseDecimal(text);
   // A fraction of a ms was refused before units were read, and still is: timers
-  // count whole ms, and `1.5` more likely a slip than a wish. `0` never expires.
+  // count whole ms, and `1.5` is more likely a slip than a wish. `0` leaves no time.
   if (!Number.isInteger(ms) || ms < 1) {
     throw new Error(
       `${name} must be a positive whole number of ${MILLISECONDS_FORMS}, got ${text}`,
