@@ -341,6 +341,14 @@ describe("weft scheduler's options", () => {
     expect(await refusal({ leaseTimeout: "3e9" })).toBe(
       "weft scheduler: cannot start: --lease-timeout must be at most 2147483647 ms (about 24.8 days), got 3e9\n",
     );
+    // Clients refresh every third of it: 30 (seconds meant, Dask's 30s) gave 30 ms, and a
+    // client whose event loop stalled 40 ms now and then lost its lock to another client.
+    for (const lease of ["30", "999", "0.5s"]) {
+      expect(await refusal({ leaseTimeout: lease })).toBe(
+        `weft scheduler: cannot start: --lease-timeout must be at least 1000 ms (clients refresh their leases every third of it: a shorter one takes locks from clients busy for a moment; a bare number is milliseconds), got ${lease}\n`,
+      );
+    }
+    expect((await optionsWith({ leaseTimeout: "1s" })).leaseTimeoutMs).toBe(1000);
     expect(await refusal({ leaseTimeout: "0s" })).toBe(
       "weft scheduler: cannot start: --lease-timeout must be a positive whole number of milliseconds, or a duration such as 60s, 5m or 1.5h, got 0s\n",
     );

@@ -27,7 +27,7 @@ export function schedulerCommand(ctx: CliContext): Command {
     )
     .option(
       "--lease-timeout <ms|duration>",
-      `release a lock, multi-lock or semaphore lease its client has not refreshed for this long (${MILLISECONDS_FORMS}; a client frozen: stopped, a VM paused); clients refresh every third of it, as Dask's lease-timeout; inf: never`,
+      `release a lock, multi-lock or semaphore lease its client has not refreshed for this long (${MILLISECONDS_FORMS}; a client frozen: stopped, a VM paused); clients refresh every third of it, as Dask's lease-timeout; at least 1000 ms; inf: never`,
       "30000",
     )
     .option("--validate", "check the state machine after every stimulus (slow)")

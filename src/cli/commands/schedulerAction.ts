@@ -75,13 +75,28 @@ function workerTtlMs(text: string): number {
 }
 
 /**
+ * The smallest `--lease-timeout`, in ms. Clients refresh their leases every third
+ * of it, so an event loop of theirs that stalls a little longer than that (a GC, a
+ * large message) loses their locks to others: 30 (Dask's 30s, seconds meant) gave
+ * 30 ms, and a client stalling 40 ms now and then lost a lock it held to another.
+ */
+const MIN_LEASE_TIMEOUT_MS = 1_000;
+
+/**
  * `--lease-timeout` in ms; "inf" never expires leases (the option's `Infinity`,
  * as Dask's leases before it had a timeout, for clients that may sleep holding
  * a lock); throws a clear error. Within a timer's range: past it the Scheduler
  * refused it in its own option's words (`leaseTimeoutMs`), not the command's.
  */
 function leaseTimeoutMs(text: string): number {
-  return text === "inf" ? Number.POSITIVE_INFINITY : timeoutMs("--lease-timeout", text);
+  if (text === "inf") return Number.POSITIVE_INFINITY;
+  const ms = timeoutMs("--lease-timeout", text);
+  if (ms < MIN_LEASE_TIMEOUT_MS) {
+    throw new Error(
+      `--lease-timeout must be at least ${MIN_LEASE_TIMEOUT_MS} ms (clients refresh their leases every third of it: a shorter one takes locks from clients busy for a moment; a bare number is milliseconds), got ${text}`,
+    );
+  }
+  return ms;
 }
 
 /**
