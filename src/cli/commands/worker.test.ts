@@ -65,7 +65,7 @@ describe("weft worker's options", () => {
     });
   });
 
-  it("take a duration with a unit for the times of ms, and refuse a --lifetime of 0 in its words", async () => {
+  it("take a duration with a unit for the times of ms, and refuse a --lifetime of 0 or shorter than its stagger in their words", async () => {
     // Both were refused ("must be a positive integer, got 1m"), for a number was all they took.
     expect(await optionsWith({ deathTimeout: "1m", connectTimeout: "5s" })).toMatchObject({
       deathTimeoutMs: 60_000,
@@ -82,6 +82,22 @@ describe("weft worker's options", () => {
     // It was "Worker option lifetimeMs must be a positive integer, got 0".
     expect(ctx.stderr.text).toBe(
       "weft worker: cannot start: --lifetime must be at least 1 ms (leave it out for none; Dask reads 0 so), got 0\n",
+    );
+    const longer = testContext();
+    await runWorker(
+      scheduler.address,
+      { ...TEST_WORKER_ARGS, lifetime: "1m", lifetimeStagger: "5m" },
+      longer,
+      (w) => {
+        started = true;
+        return w.close();
+      },
+    );
+    expect(started).toBe(false);
+    expect(longer.exitCode).toBe(2);
+    // It was "Worker option lifetimeStaggerMs (300000) must be at most lifetimeMs (60000)".
+    expect(longer.stderr.text).toBe(
+      "weft worker: cannot start: --lifetime-stagger (5m) must be at most --lifetime (1m): the worker's lifetime is --lifetime give or take it\n",
     );
   });
 

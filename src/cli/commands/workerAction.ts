@@ -93,11 +93,18 @@ function lifetimeFrom(opts: WorkerCliOptions): Partial<WorkerOptions> {
   if (opts.lifetimeRestart === true && !underNanny()) {
     throw new Error("--lifetime-restart needs --nanny: nothing would start the worker again");
   }
+  const lifetimeMs = positiveDurationMs("--lifetime", opts.lifetime);
+  const staggerMs =
+    opts.lifetimeStagger === undefined ? 0 : durationMs("--lifetime-stagger", opts.lifetimeStagger);
+  // The Worker refuses it too, but in its own options' words (lifetimeStaggerMs).
+  if (staggerMs > lifetimeMs) {
+    throw new Error(
+      `--lifetime-stagger (${opts.lifetimeStagger}) must be at most --lifetime (${opts.lifetime}): the worker's lifetime is --lifetime give or take it`,
+    );
+  }
   return {
-    lifetimeMs: positiveDurationMs("--lifetime", opts.lifetime),
-    ...(opts.lifetimeStagger !== undefined
-      ? { lifetimeStaggerMs: durationMs("--lifetime-stagger", opts.lifetimeStagger) }
-      : {}),
+    lifetimeMs,
+    ...(opts.lifetimeStagger !== undefined ? { lifetimeStaggerMs: staggerMs } : {}),
     lifetimeRestart: opts.lifetimeRestart === true,
   };
 }
