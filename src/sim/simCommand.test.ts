@@ -265,6 +265,22 @@ test("weft sim: a worker removed for late heartbeats exits and is replaced (no f
   expect(hopeless.err).toMatch(/--latency must be at most half of heartbeatTimeout \(2 s\), got 5/);
 });
 
+test("the simulator's times take a unit as the scheduler's do: --latency 300ms is --latency 0.3", async () => {
+  const run = (...args: string[]) =>
+    weft("sim", "--seed", "3", "--tasks", "12", "--faults", "none", "--json", ...args);
+  const bare = await run("--latency", "0.3", "--work-stealing-interval", "0.05");
+  const units = await run("--latency", "300ms", "--work-stealing-interval", "50ms");
+  expect(bare.code).toBe(0);
+  expect(units.out).toBe(bare.out);
+  // Neither is the default's run: the units were read, not dropped.
+  expect((await run()).out).not.toBe(bare.out);
+  const tiny = await weft("sim", "--active-memory-manager-interval", "100us");
+  expect(tiny.code).toBe(2);
+  expect(tiny.err.split("\n")[0]).toMatch(
+    /^error: --active-memory-manager-interval must be at least 0\.001/,
+  );
+});
+
 test("options refused together are named by the flags typed, not the API's option names", async () => {
   const steal = await weft("sim", "--work-stealing-interval", "0.0001");
   expect(steal.code).toBe(2);
@@ -310,8 +326,10 @@ test("numbers in another base or padded are refused, not read as Number reads th
   for (const [args, message] of [
     [["--seed", "0x10"], "expected an integer ≥ 0, got '0x10'"],
     [["--workers", " 2 "], "expected an integer ≥ 1, got ' 2 '"],
-    [["--latency", "0b1"], "expected a number > 0, got '0b1'"],
-    [["--latency", ""], "expected a number > 0, got ''"],
+    [["--latency", "0b1"], "expected seconds or a duration such as 2ms, 0.5s or 1m, got '0b1'"],
+    [["--latency", ""], "expected seconds or a duration such as 2ms, 0.5s or 1m, got ''"],
+    [["--latency", "0ms"], "expected a duration > 0, got '0ms'"],
+    [["--latency", "2 parsecs"], 'invalid time unit "parsecs"'],
     [["--replicate", "0o1"], "expected a number from 0 to 1, got '0o1'"],
   ] as const) {
     const r = await weft("sim", ...args, "--faults", "none");

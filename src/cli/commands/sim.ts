@@ -10,6 +10,7 @@ import { FAULT_DESCRIPTIONS, FAULT_KINDS } from "../../sim/faults.ts";
 import { MAX_SIM_WORKERS, SIM_WORKLOAD_KINDS } from "../../sim/options.ts";
 import { VARIANTS } from "../../sim/variants.ts";
 import { parseDecimal } from "../../util/decimal.ts";
+import { parseTimedelta } from "../../util/parseTimedelta.ts";
 import type { CliContext } from "./context.ts";
 import { commandDescription } from "./index.ts";
 import type { SimCliOptions } from "./simAction.ts";
@@ -25,10 +26,23 @@ function integer(min: number): (v: string) => number {
   };
 }
 
-function positive(v: string): number {
-  const n = parseDecimal(v);
-  if (!(n > 0) || !Number.isFinite(n))
-    throw new InvalidArgumentError(`expected a number > 0, got '${v}'`);
+/**
+ * Virtual seconds, bare (`0.002`) or with a unit as Dask writes a duration (`2ms`,
+ * `0.1s`, `1m`): the scheduler's options of the same names take milliseconds or
+ * a unit, so a unit reads the same in both.
+ */
+function seconds(v: string): number {
+  let n: number;
+  try {
+    n = parseTimedelta(v);
+  } catch (err) {
+    throw new InvalidArgumentError(
+      `expected seconds or a duration such as 2ms, 0.5s or 1m, got '${v}': ${(err as Error).message}`,
+    );
+  }
+  if (!(n > 0) || !Number.isFinite(n)) {
+    throw new InvalidArgumentError(`expected a duration > 0, got '${v}'`);
+  }
   return n;
 }
 
@@ -87,7 +101,11 @@ export function simCommand(ctx: CliContext): Command {
       "transfers a worker makes at once, once 10 MB are in flight, as in Dask (default 4)",
       integer(1),
     )
-    .option("--latency <seconds>", "mean message latency (default 0.002)", positive)
+    .option(
+      "--latency <s|duration>",
+      "mean message latency, in virtual seconds or with a unit such as 2ms (default 0.002)",
+      seconds,
+    )
     .option(
       "--replicate <share>",
       "runs with scattered data (scatter, and configured with its config scattered; refused with the other workloads): the share of runs whose client also replicates (default 0.5)",
@@ -140,18 +158,18 @@ export function simCommand(ctx: CliContext): Command {
       "the scheduler runs no rounds of work stealing (on by default, every 0.1 virtual s, as a real cluster); the steal fault still asks for random steals",
     )
     .option(
-      "--work-stealing-interval <seconds>",
-      "virtual seconds between rounds of work stealing, at least 0.001 (default 0.1, a real scheduler's)",
-      positive,
+      "--work-stealing-interval <s|duration>",
+      "virtual seconds between rounds of work stealing, or a duration such as 100ms; at least 0.001 (default 0.1, a real scheduler's)",
+      seconds,
     )
     .option(
       "--no-active-memory-manager",
       "the scheduler runs no rounds of the active memory manager (on by default, every 2 virtual s, as a real cluster)",
     )
     .option(
-      "--active-memory-manager-interval <seconds>",
-      "virtual seconds between rounds of the active memory manager, at least 0.001 (default 2, a real scheduler's)",
-      positive,
+      "--active-memory-manager-interval <s|duration>",
+      "virtual seconds between rounds of the active memory manager, or a duration such as 2s; at least 0.001 (default 2, a real scheduler's)",
+      seconds,
     )
     .option(
       "--no-release",
