@@ -186,6 +186,12 @@ export class Actor<T = unknown> implements ActorRef {
       } catch (err) {
         throw this.cannotSend(method, i, err);
       }
+      if (cloned.problem !== null && cloned.unreadable !== null) {
+        // A getter that threw: said where it sits, its error the cause.
+        throw new TypeError(`${this.callName(method)}: ${cloned.problem}`, {
+          cause: cloned.unreadable.cause,
+        });
+      }
       if (cloned.problem !== null) {
         throw new TypeError(
           `${this.callName(method)}: ${cloned.problem}; actor arguments must be data (${DATA_KINDS})`,

@@ -78,6 +78,23 @@ describe("actor values", () => {
       expect(await handle.get("kept")).toBeNull();
     });
 
+    it(`an argument whose getter throws is refused naming where, the getter's error the cause (${protocol})`, async () => {
+      const handle = await keeperOn(protocol);
+      const boom = new Error("boom");
+      const arg = {
+        get a(): number {
+          throw boom;
+        },
+      };
+      const err = await handle.call("keep", [1, arg]).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(TypeError);
+      expect((err as Error).message).toMatch(
+        /^call\("keep"\) of actor keeper-[\w-]+: args\[0\]\[1\]\.a cannot be read \(a getter threw\): Error: boom$/,
+      );
+      expect((err as Error).cause).toBe(boom);
+      expect(await handle.get("kept")).toBeNull();
+    });
+
     it(`a result that is not data fails the call with an ActorError naming the method (${protocol})`, async () => {
       const handle = await keeperOn(protocol);
       const cases: [keyof Keeper, RegExp][] = [

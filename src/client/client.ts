@@ -127,7 +127,7 @@ import { Pub, PubSubSubscriptions, type Sub, type SubOptions } from "./pubsub.ts
 import { Requests } from "./requests.ts";
 import { Results } from "./results.ts";
 import { type RunOptions, runOnWorkers } from "./runOnWorkers.ts";
-import { type ScatterOptions, scatterOptionsProblem } from "./scatter.ts";
+import { namedValues, type ScatterOptions, scatterOptionsProblem } from "./scatter.ts";
 import { Scatters } from "./scatterRegistration.ts";
 import { runArgs, runOutcome } from "./schedulerCode.ts";
 import { SchedulerConnection } from "./schedulerConnection.ts";
@@ -685,7 +685,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       if (names.includes("__proto__")) {
         throw new TypeError('scatter: "__proto__" cannot name a value (it is refused as a key)');
       }
-      list = Object.values(values);
+      list = namedValues(values as Record<string, unknown>, names);
     } else {
       throw new TypeError(
         `scatter: expected an array or a plain object of values, got ${describeScatterInput(values)}; to scatter one value: const [future] = await client.scatter([value])`,

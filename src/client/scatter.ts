@@ -20,7 +20,7 @@ import { ConnectError, isNetworkError, SerializationError } from "../comm/errors
 import { RemoteError } from "../comm/rpc.ts";
 import type { ScatteredKey } from "../protocol/messagesClient.ts";
 import type { WorkerIdentity } from "../protocol/messagesSession.ts";
-import { DATA_KINDS, valueProblem } from "../protocol/values.ts";
+import { checkValue, DATA_KINDS, type ValueCheck } from "../protocol/values.ts";
 import { workersProblem } from "../scheduler/state/eventValidation.ts";
 import { addressHostOrNull, namesWorker } from "../util/address.ts";
 import { showValue } from "../util/showValue.ts";
@@ -33,6 +33,7 @@ import { parseUpdateDataResponse } from "../worker/updateData.ts";
 import { type CheckedClone, checkedWireClone } from "../worker/wireClone.ts";
 import { ScatterError } from "./errors.ts";
 import { workersOption } from "./graph.ts";
+import { GETTER_THREW, unreadable } from "./readField.ts";
 
 /** How often a scatter asks the scheduler for workers while it has none, and while a worker takes its values. */
 const WAIT_MS = 200;
@@ -67,6 +68,24 @@ export interface ScatterHost {
   readonly inProcess: boolean;
   /** The default of {@link ScatterOptions.timeoutMs}. */
   readonly timeoutMs: number;
+}
+
+/**
+ * The values of the plain object `values` scattered by name, read once each:
+ * a getter that throws is refused naming its name (`scatter: values.a cannot
+ * be read (a getter threw): Error: boom`), as a value's own fields are, not
+ * with its error alone.
+ */
+export function namedValues(values: Record<string, unknown>, names: readonly string[]): unknown[] {
+  const out = new Array<unknown>(names.length);
+  for (let i = 0; i < names.length; i++) {
+    try {
+      out[i] = values[names[i]];
+    } catch (err) {
+      throw unreadable(`scatter: values.${names[i]}`, GETTER_THREW, err);
+    }
+  }
+  return out;
 }
 
 /** Why `options` are not valid scatter options, or null. */
@@ -257,21 +276,26 @@ export class Scatterer {
         `scatter: value ${index} (${typeName(value)}) cannot be sent to a worker: ${why}`,
         cause === undefined ? undefined : { cause },
       );
-    const notData = (problem: string) =>
-      refused(`${problem}; scattered values must be data (${DATA_KINDS})`);
+    // A getter that threw is said where it sits (`value 0.a cannot be read (a
+    // getter threw): Error: boom`), its error kept as the cause, on every transport.
+    const notData = (problem: string, unreadable: ValueCheck["unreadable"]) =>
+      unreadable !== null
+        ? refused(problem, unreadable.cause)
+        : refused(`${problem}; scattered values must be data (${DATA_KINDS})`);
     if (!this.host.inProcess) {
-      const problem = valueProblem(value, `value ${index}`);
-      if (problem !== null) throw notData(problem);
+      const check = checkValue(value, `value ${index}`);
+      if (check.problem !== null) throw notData(check.problem, check.unreadable);
       return asWireValue(value);
     }
     let cloned: CheckedClone;
     try {
       cloned = checkedWireClone(value, `value ${index}`);
     } catch (err) {
-      // A getter that threw as the value was copied: its error kept as the cause.
+      // A getter that threw as the value was copied (it had not when checked):
+      // its error kept as the cause.
       throw refused(message(err), err);
     }
-    if (cloned.problem !== null) throw notData(cloned.problem);
+    if (cloned.problem !== null) throw notData(cloned.problem, cloned.unreadable);
     return asWireValue(cloned.copy);
   }
 

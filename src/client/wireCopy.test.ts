@@ -15,14 +15,24 @@ describe("dataCopy", () => {
     );
   });
 
-  it("a value failing as it is read (a getter that throws) is refused with the failure's message", () => {
+  it("a value failing as it is read (a getter that throws) is refused naming where, the failure the cause", () => {
+    const boom = new Error("boom");
     const value = {
       get a(): number {
-        throw new Error("boom");
+        throw boom;
       },
     };
-    expect(() => dataCopy("logEvent", value)).toThrow(
-      new TypeError("logEvent: the value cannot be sent: boom"),
+    let err: unknown = null;
+    try {
+      dataCopy("logEvent", value);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toEqual(
+      new TypeError(
+        "logEvent: the value cannot be sent: value.a cannot be read (a getter threw): Error: boom",
+      ),
     );
+    expect((err as Error).cause).toBe(boom);
   });
 });

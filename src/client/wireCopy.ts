@@ -8,7 +8,7 @@
  */
 
 import { ClonedValue } from "../comm/clonedValue.ts";
-import { checkedWireClone, wireClone } from "../worker/wireClone.ts";
+import { type CheckedClone, checkedWireClone, wireClone } from "../worker/wireClone.ts";
 import { holdsFuture } from "./futureSearch.ts";
 
 /**
@@ -17,18 +17,21 @@ import { holdsFuture } from "./futureSearch.ts";
  * nesting beyond 1,000 levels).
  */
 export function dataCopy(what: string, value: unknown): unknown {
-  let problem: string | null;
+  let got: CheckedClone;
   try {
-    const got = checkedWireClone(value, "value");
-    if (got.problem === null) return got.copy;
-    problem = got.problem;
+    got = checkedWireClone(value, "value");
   } catch (err) {
     // A getter failing as the value is copied (read once already, by the search
     // for futures, it did not fail then): its error is kept as the cause.
     const why = err instanceof Error ? err.message : String(err);
     throw new TypeError(`${what}: the value cannot be sent: ${why}`, { cause: err });
   }
-  throw new TypeError(`${what}: the value cannot be sent: ${problem}`);
+  if (got.problem === null) return got.copy;
+  // A getter that threw is said where it sits, its error kept as the cause.
+  throw new TypeError(
+    `${what}: the value cannot be sent: ${got.problem}`,
+    got.unreadable === null ? undefined : { cause: got.unreadable.cause },
+  );
 }
 
 /**

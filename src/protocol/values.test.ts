@@ -3,7 +3,7 @@ import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { actorRef } from "./actors.ts";
 import { MAX_ARG_DEPTH } from "./messagesTaskSpec.ts";
-import { valueProblem } from "./values.ts";
+import { checkValue, valueProblem } from "./values.ts";
 
 class Point {
   constructor(
@@ -157,13 +157,29 @@ describe("valueProblem", () => {
     ).toBeNull();
   });
 
-  it("a getter that throws is reported, not thrown", () => {
+  it("a getter that throws is reported where it sits, not thrown, with what it threw", () => {
+    const noX = new RangeError("no x");
     const v = {
       get x(): number {
-        throw new RangeError("no x");
+        throw noX;
       },
     };
-    expect(valueProblem({ v }, "args[0]")).toBe("args[0] cannot be read: RangeError: no x");
+    expect(checkValue({ v }, "args[0]")).toEqual({
+      problem: "args[0].v.x cannot be read (a getter threw): RangeError: no x",
+      unreadable: { cause: noX },
+      holdsBuffers: false,
+    });
+    const a = Object.defineProperty([1, 2], 1, {
+      get() {
+        throw noX;
+      },
+    });
+    expect(checkValue(new Map([[1, a]]), "result")).toEqual({
+      problem: "result <value 0>[1] cannot be read (a getter threw): RangeError: no x",
+      unreadable: { cause: noX },
+      holdsBuffers: false,
+    });
+    expect(checkValue({ f: () => 1 }, "result").unreadable).toBeNull();
   });
 
   it("accepts exactly what keeps its meaning through v8.serialize (its prototype, for data)", () => {

@@ -33,6 +33,29 @@ export const DATA_KINDS =
 interface Found {
   readonly path: (number | string)[];
   readonly what: string;
+  /** What a getter threw, when the value could not be read (see {@link unreadableField}). */
+  readonly unreadable?: { readonly cause: unknown };
+}
+
+/** How a getter's error is said, as the client's walks say it (`client/readField.ts`). */
+const GETTER_THREW = "a getter threw";
+
+/** `err`, thrown reading a value, as an error message says it. */
+function thrownText(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+}
+
+/**
+ * A field whose getter threw `err`: found, at the field, as the client's walks
+ * of a call's values report it (`args[0].a cannot be read (a getter threw):
+ * Error: boom`), the error kept for the caller's `cause`.
+ */
+function unreadableField(seg: number | string, err: unknown): Found {
+  return {
+    path: [seg],
+    what: `cannot be read (${GETTER_THREW}): ${thrownText(err)}`,
+    unreadable: { cause: err },
+  };
 }
 
 /** The prototypes of this realm's data classes; another realm's are recognised by {@link isNativeProto}. */
@@ -207,7 +230,12 @@ function checkObject(v: object, depth: number, walk: Walk): Found | null {
       const a = v as unknown[];
       let remembered = false;
       for (let i = 0; i < a.length; i++) {
-        const item = a[i];
+        let item: unknown;
+        try {
+          item = a[i];
+        } catch (err) {
+          return unreadableField(i, err);
+        }
         const t = typeof item;
         if (t !== "object" && t !== "function" && t !== "symbol") continue;
         if (t === "object" && item !== null && !remembered) {
@@ -223,7 +251,12 @@ function checkObject(v: object, depth: number, walk: Walk): Found | null {
       const o = v as Record<string, unknown>;
       let remembered = false;
       for (const k of Object.keys(o)) {
-        const item = o[k];
+        let item: unknown;
+        try {
+          item = o[k];
+        } catch (err) {
+          return unreadableField(k, err);
+        }
         if (typeof item === "object" && item !== null && !remembered) {
           seen.add(o);
           remembered = true;
@@ -317,6 +350,11 @@ export interface ValueCheck {
   /** Why the value is not data, or null (see {@link valueProblem}). */
   readonly problem: string | null;
   /**
+   * When the problem is that the value could not be read (a getter threw):
+   * what was thrown, for the caller's error to keep as its `cause`; else null.
+   */
+  readonly unreadable: { readonly cause: unknown } | null;
+  /**
    * It holds a `Buffer` or a view of a `SharedArrayBuffer`, which
    * `structuredClone` would not copy as the wire does (it makes a `Buffer` a
    * `Uint8Array` and shares the memory of the other); false if it holds neither.
@@ -324,13 +362,14 @@ export interface ValueCheck {
   readonly holdsBuffers: boolean;
 }
 
-const DATA: ValueCheck = { problem: null, holdsBuffers: false };
+const DATA: ValueCheck = { problem: null, unreadable: null, holdsBuffers: false };
 
 /**
  * Whether `value` is data (see the module's comment): if not, why, as
  * `<root><path> is a …` (`result.p is a Point (an instance of a class: …)`),
  * where `root` names the value (`result`, `args[1]`). Never throws: a field
- * whose getter throws is reported as unreadable.
+ * whose getter throws is reported as unreadable, at its place
+ * (`result.a cannot be read (a getter threw): Error: boom`), with what it threw.
  */
 export function checkValue(value: unknown, root: string): ValueCheck {
   // Primitives, the most common results, without a Set.
@@ -342,13 +381,16 @@ export function checkValue(value: unknown, root: string): ValueCheck {
   try {
     found = check(value, 0, walk);
   } catch (err) {
+    // Not a field's getter (each is read in a try of its own): a class's `name`, say.
     return {
-      problem: `${root} cannot be read: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`,
+      problem: `${root} cannot be read: ${thrownText(err)}`,
+      unreadable: { cause: err },
       holdsBuffers: walk.holdsBuffers,
     };
   }
   return {
     problem: found === null ? null : `${formatFound(root, found.path)} ${found.what}`,
+    unreadable: found?.unreadable ?? null,
     holdsBuffers: walk.holdsBuffers,
   };
 }

@@ -47,10 +47,17 @@ export function wireClone(value: unknown, check?: ValueCheck): unknown {
   return valueOfClonedBytes(kind === null ? bytes : new Uint8Array(bytes), kind);
 }
 
-/** What {@link checkedWireClone} gives: the copy, or why the value is not data. */
+/**
+ * What {@link checkedWireClone} gives: the copy, or why the value is not data
+ * (with `unreadable` as `checkValue` gives it: what a getter threw, if that is why).
+ */
 export type CheckedClone =
   | { readonly problem: null; readonly copy: unknown }
-  | { readonly problem: string; readonly copy?: undefined };
+  | {
+      readonly problem: string;
+      readonly unreadable: ValueCheck["unreadable"];
+      readonly copy?: undefined;
+    };
 
 /**
  * `value` checked to be data (`checkValue`, whose `root` names it in the
@@ -63,11 +70,18 @@ export function checkedWireClone(value: unknown, root: string): CheckedClone {
     const t = typeof value;
     if (t !== "function" && t !== "symbol") return { problem: null, copy: value };
   } else {
-    const copy = plainCopy(value, new Copies(), 0);
+    let copy: unknown = NOT_PLAIN;
+    try {
+      copy = plainCopy(value, new Copies(), 0);
+    } catch {
+      // A getter threw: `checkValue` reads the value again to say where, as it
+      // does over TCP, where no copy is made (a getter that throws only once
+      // then gives what it gives, copied as the wire copies it).
+    }
     if (copy !== NOT_PLAIN) return { problem: null, copy };
   }
   const check = checkValue(value, root);
-  if (check.problem !== null) return { problem: check.problem };
+  if (check.problem !== null) return { problem: check.problem, unreadable: check.unreadable };
   return { problem: null, copy: wireClone(value, check) };
 }
 
