@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { endlessMap, endlessSet, ThrowingMap, ThrowingSet } from "../util/testRiggedCollections.ts";
 import { Future } from "./future.ts";
 import { holdsFuture, MAX_SEARCH_DEPTH, replaceFutures, searchFutures } from "./futureSearch.ts";
 import { standInFutureHost } from "./testFutureHost.ts";
@@ -51,6 +52,42 @@ describe("holdsFuture", () => {
     expect(holdsFuture([nested(1, MAX_SEARCH_DEPTH - 1)], "logEvent")).toBe(false);
     expect(() => holdsFuture([nested(1, MAX_SEARCH_DEPTH)], "logEvent")).toThrow(
       new TypeError("logEvent: the argument nests deeper than 1000 levels"),
+    );
+  });
+});
+
+describe("the searches of Maps and Sets", () => {
+  // Their own iterators throw (ThrowingMap, ThrowingSet) or yield their first item forever.
+  it("read what a Map or Set holds, not what its own iterator yields", () => {
+    for (const m of [
+      new ThrowingMap<string, unknown>([["a", f]]),
+      endlessMap<string, unknown>([
+        ["x", 1],
+        ["a", f],
+      ]),
+    ]) {
+      expect(holdsFuture([m], "logEvent")).toBe(true);
+      expect(() => found([m])).toThrow(
+        new TypeError(
+          "gather: a future inside a Map is not searched for; use an array or a plain object",
+        ),
+      );
+    }
+    for (const s of [new ThrowingSet([1, g]), endlessSet([1, g])]) {
+      expect(holdsFuture([s], "logEvent")).toBe(true);
+      expect(() => found([s])).toThrow(/^gather: a future inside a Set is not searched for/);
+    }
+    expect(holdsFuture([endlessMap([["x", 1]]), endlessSet([1])], "logEvent")).toBe(false);
+  });
+
+  it("name the place of a getter that throws through a Map's own entries", () => {
+    const unreadable = {
+      get b(): number {
+        throw new Error("boom");
+      },
+    };
+    expect(() => holdsFuture([new ThrowingMap([["k", unreadable]])], "logEvent")).toThrow(
+      new TypeError("logEvent: value[0].<value 0>.b cannot be read (a getter threw): Error: boom"),
     );
   });
 });

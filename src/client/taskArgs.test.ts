@@ -1,6 +1,7 @@
 import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { taskRef } from "../protocol/messagesTaskSpec.ts";
+import { endlessMap, endlessSet } from "../util/testRiggedCollections.ts";
 import { Future } from "./future.ts";
 import { argsWithRefs, isTaskDefinition, KEEP, mapArgs, taskName } from "./taskArgs.ts";
 import { standInFutureHost } from "./testFutureHost.ts";
@@ -148,6 +149,35 @@ describe("mapArgs", () => {
     for (let i = 0; i < 1_000; i++) deep = new Set([deep]);
     expect(() => mapArgs([deep], keep, "submit")).toThrow(
       /^submit: args: nested deeper than 1000 arrays, objects, Maps or Sets$/,
+    );
+  });
+
+  it("copies what a Map or Set holds, not what its own iterator yields", () => {
+    // Their own iterators yield their first item forever.
+    const m = endlessMap([
+      ["x", 1],
+      ["y", 2],
+    ]);
+    const s = endlessSet(["a", "b"]);
+    const [mCopy, sCopy] = mapArgs([m, s], keep, "submit") as [Map<string, number>, Set<string>];
+    expect([...Map.prototype.entries.call(mCopy)]).toEqual([
+      ["x", 1],
+      ["y", 2],
+    ]);
+    expect([...Set.prototype.values.call(sCopy)]).toEqual(["a", "b"]);
+    expect(() =>
+      mapArgs(
+        [
+          endlessMap<string, unknown>([
+            ["x", 1],
+            ["f", () => 1],
+          ]),
+        ],
+        keep,
+        "submit",
+      ),
+    ).toThrow(
+      new TypeError("submit: args[0].<value 1> is a function; task arguments must be data"),
     );
   });
 

@@ -8,6 +8,7 @@
 import { types } from "node:util";
 import { isWireDataObject } from "../comm/wireCodec.ts";
 import { isTaskRef, MAX_ARG_DEPTH, type TaskRef, taskRef } from "../protocol/messagesTaskSpec.ts";
+import { mapEntries, setValues } from "../util/collectionEntries.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
 import { Actor } from "./actor.ts";
 import { Future } from "./future.ts";
@@ -231,17 +232,18 @@ export class ArgMapper {
     this.inCollection++;
     try {
       let i = 0;
-      // A copy (see `walk`), of copies.
+      // A copy (see `walk`), of copies, of what the Map or Set holds as the
+      // built-in iteration reads it (see collectionEntries.ts).
       if (value instanceof Map) {
         const out = new Map<unknown, unknown>();
-        for (const [k, v] of value) {
+        for (const [k, v] of mapEntries(value)) {
           out.set(check(k, `<key ${i}>`), check(v, `<value ${i}>`));
           i++;
         }
         return out;
       }
       const out = new Set<unknown>();
-      for (const v of value) out.add(check(v, `<member ${i++}>`));
+      for (const v of setValues(value)) out.add(check(v, `<member ${i++}>`));
       return out;
     } finally {
       this.inCollection--;

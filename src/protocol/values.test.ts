@@ -1,6 +1,7 @@
 import { deserialize, serialize } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
+import { endlessMap, endlessSet, ThrowingMap } from "../util/testRiggedCollections.ts";
 import { actorRef } from "./actors.ts";
 import { MAX_ARG_DEPTH } from "./messagesTaskSpec.ts";
 import { checkValue, valueProblem } from "./values.ts";
@@ -180,6 +181,29 @@ describe("valueProblem", () => {
       holdsBuffers: false,
     });
     expect(checkValue({ f: () => 1 }, "result").unreadable).toBeNull();
+  });
+
+  it("reads a Map's entries and a Set's members as the clone does, not by their own iterator", () => {
+    // Their own iterators yield their first item forever.
+    expect(valueProblem([endlessMap([[1, "a"]]), endlessSet([1, 2])], "result")).toBeNull();
+    expect(
+      valueProblem(
+        {
+          m: endlessMap<number, unknown>([
+            [1, "a"],
+            [2, () => 1],
+          ]),
+        },
+        "result",
+      ),
+    ).toBe("result.m <value 1> is a function");
+    expect(valueProblem(endlessSet<unknown>([1, Symbol.for("s")]), "result")).toBe(
+      "result <member 1> is a symbol",
+    );
+    // A subclass is refused before it is read: it would arrive as a Map.
+    expect(valueProblem([new ThrowingMap([[1, 2]])], "result")).toMatch(
+      /^result\[0\] is a ThrowingMap \(a subclass of Map\)/,
+    );
   });
 
   it("accepts exactly what keeps its meaning through v8.serialize (its prototype, for data)", () => {

@@ -22,6 +22,7 @@
  */
 
 import { types } from "node:util";
+import { mapEntries, setValues } from "../util/collectionEntries.ts";
 import { isActorRef } from "./actors.ts";
 import { MAX_ARG_DEPTH } from "./messagesTaskSpec.ts";
 
@@ -269,7 +270,8 @@ function checkObject(v: object, depth: number, walk: Walk): Found | null {
     case "map": {
       seen.add(v);
       let i = 0;
-      for (const [k, item] of v as Map<unknown, unknown>) {
+      // Its entries as the clone reads them, not by its own iterator (see collectionEntries.ts).
+      for (const [k, item] of mapEntries(v as Map<unknown, unknown>)) {
         const found = check(k, depth + 1, walk);
         if (found !== null) return within(found, `<key ${i}>`);
         const inValue = check(item, depth + 1, walk);
@@ -281,7 +283,7 @@ function checkObject(v: object, depth: number, walk: Walk): Found | null {
     case "set": {
       seen.add(v);
       let i = 0;
-      for (const item of v as Set<unknown>) {
+      for (const item of setValues(v as Set<unknown>)) {
         const found = check(item, depth + 1, walk);
         if (found !== null) return within(found, `<member ${i}>`);
         i++;
