@@ -3,13 +3,19 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { regularFileSizeSync } from "./regularFile.ts";
 
-/** A digest of the bytes of the file at the file URL `url` (its query ignored), or null (not a file, not readable). */
+/**
+ * A digest of the bytes of the file at the file URL `url` (its query ignored),
+ * or null (not a regular file, not readable). A device or a FIFO is not read:
+ * a link to `/dev/zero` was read until memory ran out, and a FIFO blocked the
+ * thread (a worker's event loop) until some process wrote to it.
+ */
 export function fileDigest(url: string): string | null {
   try {
-    return createHash("sha256")
-      .update(readFileSync(fileURLToPath(url)))
-      .digest("hex");
+    const path = fileURLToPath(url);
+    regularFileSizeSync(path);
+    return createHash("sha256").update(readFileSync(path)).digest("hex");
   } catch {
     return null;
   }

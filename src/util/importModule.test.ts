@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -25,6 +26,30 @@ const failure = (url: string) =>
   );
 
 describe("importModule", () => {
+  it("refuses a device or a FIFO, naming it, unread (Node.js read a link to /dev/zero without end)", async () => {
+    const dir = moduleDir({});
+    // /dev/null, which ends at once, stands for a device: it was imported as an empty module.
+    symlinkSync("/dev/null", join(dir, "device.mjs"));
+    const device = pathToFileURL(join(dir, "device.mjs")).href;
+    expect(await failure(device)).toMatchObject({
+      message: `cannot import ${device}: it is a character device, not a regular file`,
+      code: "ENOTREGULAR",
+    });
+    execFileSync("mkfifo", [join(dir, "fifo.mjs")]);
+    const fifo = pathToFileURL(join(dir, "fifo.mjs")).href;
+    // A writer, so that a read of the FIFO ends (it was read, blocking until one came).
+    const writer = spawn("sh", ["-c", 'printf x > "$0"', join(dir, "fifo.mjs")], {
+      stdio: "ignore",
+    });
+    try {
+      expect(await failure(fifo)).toMatchObject({
+        message: `cannot import ${fifo}: it is a FIFO (named pipe), not a regular file`,
+      });
+    } finally {
+      writer.kill();
+    }
+  });
+
   it("imports a module whose missing import came since under another URL, and while it is still missing asks the same URL again (one failed module kept, not one a try)", async () => {
     const dir = moduleDir({ "main.mjs": 'export { two } from "./helper.mjs";\n' });
     const url = pathToFileURL(join(dir, "main.mjs")).href;

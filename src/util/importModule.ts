@@ -10,6 +10,7 @@ import { existsSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { fileDigest } from "./fileDigest.ts";
+import { deviceProblem } from "./regularFile.ts";
 import { locatedSyntaxError } from "./syntaxErrorLocation.ts";
 import { resolveUserModuleImports } from "./uploadImports.ts";
 
@@ -109,6 +110,7 @@ export function importedDigest(url: string): string | null | undefined {
  * (see {@link missingImports}, {@link failedImports}).
  */
 export async function importModule(url: string): Promise<Record<string, unknown>> {
+  await refuseDevice(url);
   const retry = retryOf(url);
   const asked = retry === 0 ? url : withParam(url, "weft-retry", String(retry));
   if (!askedDigests.has(asked)) askedDigests.set(asked, isFileUrl(url) ? fileDigest(url) : null);
@@ -127,6 +129,19 @@ export async function importModule(url: string): Promise<Record<string, unknown>
       failedImports.set(url, { next: retry + 1, digest: fileDigest(url) });
     }
     throw await located(err, asked);
+  }
+}
+
+/**
+ * Refuse the file of `url` when it is a device or a FIFO, naming it: Node.js
+ * would import a link to `/dev/zero` reading it without end, and a FIFO
+ * waiting for a writer, never answering either way.
+ */
+async function refuseDevice(url: string): Promise<void> {
+  if (!isFileUrl(url)) return;
+  const problem = await deviceProblem(fileURLToPath(url));
+  if (problem !== null) {
+    throw Object.assign(new Error(`cannot import ${url}: ${problem}`), { code: "ENOTREGULAR" });
   }
 }
 
