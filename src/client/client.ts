@@ -35,7 +35,7 @@ import { callGuarded } from "../util/guardedCall.ts";
 import { checkKnownOptions } from "../util/knownOptions.ts";
 import { envLogLevel, weftLogger } from "../util/logger.ts";
 import { type LogRecord, logCountProblem } from "../util/logRecords.ts";
-import { dumpNameProblem } from "../util/outputFile.ts";
+import { dumpNameFailure } from "../util/outputFile.ts";
 import { showValue } from "../util/showValue.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { PeerPool } from "../worker/peerPool.ts";
@@ -158,6 +158,7 @@ import {
   type WorkerPluginOptions,
   workerPluginSpec,
 } from "./workerPlugins.ts";
+import { writing } from "./writablePath.ts";
 
 /** A connection to a scheduler, and the futures of what it submitted. */
 export class Client implements FutureHost, GatherHost, ActorHost {
@@ -1672,12 +1673,19 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     // Before the cluster is asked: as weft dump refuses them, a name ending in / or
     // naming a directory wrote a hidden .msgpack.gz there (or DIR.msgpack.gz beside
     // it), and a directory not there failed only once every worker had answered.
-    const unwritable = await dumpNameProblem(filename, path);
-    if (unwritable !== null) throw new Error(`dumpClusterState: ${filename}: ${unwritable}`);
+    const unwritable = await dumpNameFailure(filename, path);
+    if (unwritable !== null) {
+      // With the code of the file error, as a failure of the write at the end has.
+      throw Object.assign(new Error(`dumpClusterState: ${filename}: ${unwritable.why}`), {
+        code: unwritable.code,
+        path,
+      });
+    }
     const scheduler = joinedSchedulerDump(await this.conn.request("dump-state", {}));
     const addresses = (await this.workers()).map((w) => w.address);
     const workers = await this.cuttingLeavers(workerDumps(this.peers, addresses, this.id));
-    await writeClusterDump(clusterDump(scheduler, workers), path, format);
+    const dump = clusterDump(scheduler, workers);
+    await writing("dumpClusterState", path, () => writeClusterDump(dump, path, format));
     return path;
   }
 
@@ -1763,7 +1771,9 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * worker's threads were), and the runs finished, erred and keys transferred.
    * Self-contained (no scripts or assets). Written also when `body` throws,
    * whose error is then rethrown; resolves with what `body` gives. A `path`
-   * that cannot be written is refused before `body` runs. The task
+   * that cannot be written is refused before `body` runs (its directory must
+   * be there by then: `body` cannot make it); that error, and a failure of the
+   * write at the end, carry the file error's `code` and the `path`. The task
    * stream holds the scheduler's last 100,000 runs (`taskStreamLength`): the
    * report says how many it lacks. With `profile: true` the workers' threads
    * are profiled meanwhile ({@link profile}), and the report says where their

@@ -125,16 +125,21 @@ describe("dumpClusterState", () => {
       asked.push(op);
       return request(op, ...rest);
     };
-    await expect(client.dumpClusterState(join(dir, "no-such-dir", "d"))).rejects.toThrow(
-      `dumpClusterState: ${join(dir, "no-such-dir", "d")}: no such directory: ${join(dir, "no-such-dir")}`,
-    );
+    // Each with the code of the file error a write there would fail with, and the path.
+    await expect(client.dumpClusterState(join(dir, "no-such-dir", "d"))).rejects.toMatchObject({
+      message: `dumpClusterState: ${join(dir, "no-such-dir", "d")}: no such directory: ${join(dir, "no-such-dir")}`,
+      code: "ENOENT",
+      path: join(dir, "no-such-dir", "d.msgpack.gz"),
+    });
     // Not a hidden .msgpack.gz in it, nor DIR.msgpack.gz beside it.
-    await expect(client.dumpClusterState(`${dir}/`)).rejects.toThrow(
-      `dumpClusterState: ${dir}/: it names a directory (it ends with /)`,
-    );
-    await expect(client.dumpClusterState(dir)).rejects.toThrow(
-      `dumpClusterState: ${dir}: it is a directory`,
-    );
+    await expect(client.dumpClusterState(`${dir}/`)).rejects.toMatchObject({
+      message: `dumpClusterState: ${dir}/: it names a directory (it ends with /)`,
+      code: "EISDIR",
+    });
+    await expect(client.dumpClusterState(dir)).rejects.toMatchObject({
+      message: `dumpClusterState: ${dir}: it is a directory`,
+      code: "EISDIR",
+    });
     expect(asked).not.toContain("dump-state");
   });
 

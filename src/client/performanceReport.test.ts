@@ -203,14 +203,48 @@ describe("performanceReport, with a stand-in source", () => {
     let ran = 0;
     const code = () => ++ran;
     for (const options of [{}, { profile: true }]) {
+      // With the code of the file error a write there would fail with, and the path.
       await expect(
         performanceReport(source, join(dir, "not-a-dir", "r.html"), code, options),
-      ).rejects.toThrow(/^performanceReport: cannot write to .*not-a-dir.*: no such directory: /);
-      await expect(performanceReport(source, dir, code, options)).rejects.toThrow(
-        /^performanceReport: cannot write to .*: it is a directory$/,
-      );
+      ).rejects.toMatchObject({
+        message: expect.stringMatching(
+          /^performanceReport: cannot write to .*not-a-dir.*: no such directory: /,
+        ),
+        code: "ENOENT",
+        path: join(dir, "not-a-dir", "r.html"),
+      });
+      await expect(performanceReport(source, dir, code, options)).rejects.toMatchObject({
+        message: expect.stringMatching(
+          /^performanceReport: cannot write to .*: it is a directory$/,
+        ),
+        code: "EISDIR",
+      });
     }
     expect(ran).toBe(0);
+  });
+
+  it("a report that cannot be written at the end (its directory removed meanwhile) says the call, with the file error's code and cause", async () => {
+    const { source } = standIn();
+    const dir = join(dirname(await reportPath()), "removed");
+    await mkdir(dir);
+    const path = join(dir, "r.html");
+    for (const options of [{}, { profile: true }]) {
+      await mkdir(dir, { recursive: true });
+      const err = await performanceReport(
+        source,
+        path,
+        () => rm(dir, { recursive: true }).then(() => 1),
+        options,
+      ).catch((e: unknown) => e);
+      expect(err).toMatchObject({
+        message: expect.stringMatching(
+          /^performanceReport: cannot write to .*removed\/r\.html: ENOENT: no such file or directory/,
+        ),
+        code: "ENOENT",
+        path,
+      });
+      expect((err as Error).cause).toMatchObject({ code: "ENOENT", syscall: "open" });
+    }
   });
 
   it("the code's error wins over a report that cannot be written once it is over, which rejects otherwise", async () => {

@@ -17,7 +17,7 @@ import { showValue } from "../util/showValue.ts";
 import { checkProfileSettings } from "../worker/profiler.ts";
 import { PERFORMANCE_REPORT_OPTIONS, PROFILE_SETTINGS_OPTIONS } from "./optionNames.ts";
 import { busyMs, type ClusterProfile, type ProfileOptions } from "./profile.ts";
-import { checkWritablePath } from "./writablePath.ts";
+import { checkWritablePath, writing } from "./writablePath.ts";
 
 /** What the report is made of. */
 export interface PerformanceReportData {
@@ -320,5 +320,5 @@ async function writeReport(
     failed,
     ...(profile !== undefined ? { profile } : {}),
   });
-  await writeFile(path, html);
+  await writing("performanceReport", path, () => writeFile(path, html));
 }

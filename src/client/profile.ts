@@ -21,7 +21,7 @@ import {
 } from "../worker/profiler.ts";
 import { callEachWorker } from "./askWorkers.ts";
 import { PROFILE_OPTIONS } from "./optionNames.ts";
-import { checkWritablePath } from "./writablePath.ts";
+import { checkWritablePath, writing } from "./writablePath.ts";
 
 /** Options of `Client.profile`. */
 export interface ProfileOptions {
@@ -428,7 +428,10 @@ export async function profileWhile<T>(
     ...mergeWorkerProfiles(own === null ? profiles : { scheduler: own, ...profiles }),
     failedWorkers: failed,
   };
-  if (options.path != null) await writeFile(options.path, JSON.stringify(merged.profile));
+  const path = options.path;
+  if (path != null) {
+    await writing("profile", path, () => writeFile(path, JSON.stringify(merged.profile)));
+  }
   if (!outcome.ok) throw outcome.error;
   return { value: outcome.value, ...merged };
 }

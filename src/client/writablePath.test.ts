@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { checkWritablePath } from "./writablePath.ts";
+import { checkWritablePath, writing } from "./writablePath.ts";
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -25,20 +25,47 @@ describe("checkWritablePath", () => {
     await checkWritablePath("report", pathToFileURL(join(dir, "new.html")));
   });
 
-  it("refuses a directory that is not there, a directory, and a file for a directory, naming the call and the path", async () => {
+  it("refuses a directory that is not there, a directory, and a file for a directory, naming the call and the path, with the file error's code", async () => {
     const dir = await scratch();
-    await expect(checkWritablePath("report", join(dir, "nope", "r.html"))).rejects.toThrow(
-      `report: cannot write to ${join(dir, "nope", "r.html")}: no such directory: ${join(dir, "nope")}`,
-    );
-    await expect(checkWritablePath("report", dir)).rejects.toThrow(
-      `report: cannot write to ${dir}: it is a directory`,
-    );
+    const missing = join(dir, "nope", "r.html");
+    await expect(checkWritablePath("report", missing)).rejects.toMatchObject({
+      message: `report: cannot write to ${missing}: no such directory: ${join(dir, "nope")}`,
+      code: "ENOENT",
+      path: missing,
+    });
+    await expect(checkWritablePath("report", dir)).rejects.toMatchObject({
+      message: `report: cannot write to ${dir}: it is a directory`,
+      code: "EISDIR",
+    });
     await writeFile(join(dir, "file"), "x");
-    await expect(checkWritablePath("report", join(dir, "file", "r.html"))).rejects.toThrow(
-      `report: cannot write to ${join(dir, "file", "r.html")}: ${join(dir, "file")} is not a directory`,
-    );
-    await expect(checkWritablePath("report", new URL("http://example.com/r.html"))).rejects.toThrow(
-      /^report: cannot write to http:\/\/example\.com\/r\.html: /,
-    );
+    await expect(checkWritablePath("report", join(dir, "file", "r.html"))).rejects.toMatchObject({
+      message: `report: cannot write to ${join(dir, "file", "r.html")}: ${join(dir, "file")} is not a directory`,
+      code: "ENOTDIR",
+    });
+    await expect(
+      checkWritablePath("report", new URL("http://example.com/r.html")),
+    ).rejects.toMatchObject({
+      message: expect.stringMatching(/^report: cannot write to http:\/\/example\.com\/r\.html: /),
+      code: "ERR_INVALID_URL_SCHEME",
+    });
+  });
+});
+
+describe("writing", () => {
+  it("names the call and the path of a file error, keeping its code and the error as the cause", async () => {
+    const dir = await scratch();
+    const path = join(dir, "gone", "r.html");
+    const err = await writing("report", path, () => writeFile(path, "x")).catch((e: unknown) => e);
+    expect(err).toMatchObject({
+      message: expect.stringMatching(
+        new RegExp(`^report: cannot write to ${path}: ENOENT: no such file or directory`),
+      ),
+      code: "ENOENT",
+      path,
+    });
+    expect(((err as Error).cause as NodeJS.ErrnoException).syscall).toBe("open");
+    // Not a file error: left as it is.
+    const other = new RangeError("not a file's");
+    await expect(writing("report", path, () => Promise.reject(other))).rejects.toBe(other);
   });
 });

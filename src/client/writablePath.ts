@@ -4,24 +4,70 @@
  * check theirs (`outputProblem`): written only once the code is over, a path in
  * a directory that is not there (a typo, a directory not made yet) failed then,
  * after hours of computing, and the code's value was lost with the report.
+ *
+ * The errors say the call and the path, and carry the `code` of Node.js's file
+ * error that says why (`ENOENT`, `ENOTDIR`, `EISDIR`, `EACCES`, …) and the
+ * `path`, as Node.js's own do: refused before the code runs or failing as the
+ * file is written at the end (a full disk, a directory removed meanwhile), a
+ * caller tells them apart by `code` alike, where the first was an Error with
+ * none and the second Node.js's error, which did not say the call.
  */
 
 import { fileURLToPath } from "node:url";
-import { outputProblem } from "../util/outputFile.ts";
+import { outputFailure } from "../util/outputFile.ts";
+
+/** An error of a file that cannot be written: the call's message, the file error's `code` and the `path`. */
+export type UnwritableError = Error & { readonly code: string; readonly path: string };
+
+/** The error `${what}: cannot write to ${path}: ${why}` with `code` and `path` (and `cause`, if given). */
+export function unwritableError(
+  what: string,
+  path: string,
+  why: string,
+  code: string,
+  cause?: unknown,
+): UnwritableError {
+  const err = new Error(
+    `${what}: cannot write to ${path}: ${why}`,
+    cause === undefined ? undefined : { cause },
+  );
+  return Object.assign(err, { code, path });
+}
 
 /**
  * Resolves if a file can be written at `path` (a file path or a `file:` URL):
  * one there that this process may replace, or a new one in a directory it may
- * write in. Rejects otherwise with an Error naming `what` (the call), the path
- * and why. Nothing is created or changed.
+ * write in. Rejects otherwise with an {@link UnwritableError} naming `what` (the
+ * call), the path and why. Nothing is created or changed.
  */
 export async function checkWritablePath(what: string, path: string | URL): Promise<void> {
   let file: string;
   try {
     file = path instanceof URL ? fileURLToPath(path) : path;
   } catch (err) {
-    throw new Error(`${what}: cannot write to ${String(path)}: ${(err as Error).message}`);
+    const code = (err as NodeJS.ErrnoException).code ?? "ERR_INVALID_URL";
+    throw unwritableError(what, String(path), (err as Error).message, code, err);
   }
-  const problem = await outputProblem(file);
-  if (problem !== null) throw new Error(`${what}: cannot write to ${file}: ${problem}`);
+  const failure = await outputFailure(file);
+  if (failure !== null) throw unwritableError(what, file, failure.why, failure.code);
+}
+
+/**
+ * `write()`, the writing of the file at `path` once the work is over: a file
+ * error of it (Node.js's, which has a `syscall`: a full disk, a directory
+ * removed meanwhile) becomes an {@link UnwritableError} naming `what`, with its
+ * `code`, the file error its `cause`; any other error is left as it is.
+ */
+export async function writing(
+  what: string,
+  path: string | URL,
+  write: () => Promise<void>,
+): Promise<void> {
+  try {
+    await write();
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    if (typeof e?.syscall !== "string" || typeof e.code !== "string") throw err;
+    throw unwritableError(what, path instanceof URL ? path.href : path, e.message, e.code, err);
+  }
 }

@@ -2,7 +2,13 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { directoryProblem, fileNameProblem, outputProblem } from "./outputFile.ts";
+import {
+  directoryProblem,
+  dumpNameFailure,
+  fileNameProblem,
+  outputFailure,
+  outputProblem,
+} from "./outputFile.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "weft-output-file-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -21,6 +27,25 @@ describe("outputProblem", () => {
       `no such directory: ${join(dir, "none")}`,
     );
     expect(await outputProblem(join(file, "out.json"))).toBe(`${file} is not a directory`);
+  });
+});
+
+describe("outputFailure", () => {
+  it("gives the code of the file error a write would fail with", async () => {
+    expect(await outputFailure(join(dir, "new.json"))).toBeNull();
+    expect(await outputFailure(dir)).toEqual({ why: "it is a directory", code: "EISDIR" });
+    expect(await outputFailure(join(dir, "none", "out.json"))).toEqual({
+      why: `no such directory: ${join(dir, "none")}`,
+      code: "ENOENT",
+    });
+    expect(await outputFailure(join(file, "out.json"))).toEqual({
+      why: `${file} is not a directory`,
+      code: "ENOTDIR",
+    });
+    expect(await dumpNameFailure(`${dir}/`, `${dir}/.msgpack.gz`)).toEqual({
+      why: "it names a directory (it ends with /)",
+      code: "EISDIR",
+    });
   });
 });
 
