@@ -121,6 +121,22 @@ function classInstance(proto: object | null, what = className(proto)): Found {
   };
 }
 
+/**
+ * `v`, of a subclass `proto` of a built-in class: a clone keeps the nearest
+ * built-in class (an `Array`, a `Map`, a `Date`) and drops the rest, not its
+ * fields as for a class of its own.
+ */
+function builtInSubclass(v: object, proto: object | null): Found {
+  let base = proto;
+  while (base !== null && !isNativeProto(base)) base = Object.getPrototypeOf(base) as object | null;
+  // No built-in prototype left (one set to null): the class its internal slots make it.
+  const baseName = base === null ? Object.prototype.toString.call(v).slice(8, -1) : className(base);
+  return {
+    path: [],
+    what: `is a ${className(proto)} (a subclass of ${baseName}: it would arrive as a plain ${baseName}, without its prototype and methods)`,
+  };
+}
+
 function within(found: Found, seg: number | string): Found {
   found.path.push(seg);
   return found;
@@ -162,17 +178,14 @@ function checkObject(v: object, depth: number, walk: Walk): Found | null {
   let kind: "array" | "object" | "map" | "set";
   if (isArray) {
     if (proto !== Array.prototype && (proto === null || !isNativeProto(proto))) {
-      return classInstance(proto, `${className(proto)} (a subclass of Array)`);
+      return builtInSubclass(v, proto);
     }
     kind = "array";
   } else if (isPlainProto(proto)) {
     kind = "object";
   } else if (types.isMap(v) || types.isSet(v)) {
     if (proto === null || !isNativeProto(proto)) {
-      return classInstance(
-        proto,
-        `${className(proto)} (a subclass of ${types.isMap(v) ? "Map" : "Set"})`,
-      );
+      return builtInSubclass(v, proto);
     }
     kind = types.isMap(v) ? "map" : "set";
   } else if (types.isNativeError(v)) {
@@ -208,7 +221,7 @@ function checkObject(v: object, depth: number, walk: Walk): Found | null {
       }
       return null;
     }
-    return classInstance(proto, `${className(proto)} (a subclass of a built-in class)`);
+    return builtInSubclass(v, proto);
   } else {
     // An actor handle travels as its ActorRef (a plain ref is a plain object).
     return isActorRef(v) ? null : classInstance(proto);
