@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { taskRef } from "../protocol/messagesTaskSpec.ts";
+import { ThrowingMap } from "../util/testRiggedCollections.ts";
 import { Future } from "./future.ts";
 import { buildGraph, isTaskEntry, literal, tasksToRun } from "./graph.ts";
 import { standInFutureHost } from "./testFutureHost.ts";
@@ -102,6 +103,15 @@ describe("buildGraph", () => {
     const shared = [1, 2];
     const built = buildGraph({ a: ["f", shared, shared], b: ["f", [shared, [shared]]] }, owner);
     expect(built.tasks.get("b")?.spec.args).toEqual([[shared, [shared]]]);
+  });
+
+  it("reads a Map graph's entries with the built-in iteration, not one of its own", () => {
+    const entries: [string, unknown][] = [
+      ["n", literal(5)],
+      ["a", ["inc", "n"]],
+    ];
+    const built = buildGraph(new ThrowingMap(entries), owner);
+    expect([...built.tasks]).toEqual([...buildGraph(new Map(entries), owner).tasks]);
   });
 
   it("takes a Map as it takes an object", () => {

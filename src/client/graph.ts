@@ -25,6 +25,7 @@ import type { GraphTask } from "../protocol/messagesClient.ts";
 import { type TaskRef, taskRef } from "../protocol/messagesTaskSpec.ts";
 import type { Resources } from "../protocol/messagesWorker.ts";
 import { resourcesProblem, workersProblem } from "../scheduler/state/eventValidation.ts";
+import { mapEntries } from "../util/collectionEntries.ts";
 import { showCycle } from "../util/showCycle.ts";
 import { showValue } from "../util/showValue.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
@@ -290,7 +291,8 @@ export function buildGraph(
   };
   let hasKey: (k: string) => boolean;
   if (graph instanceof Map) {
-    for (const [key, v] of graph as ReadonlyMap<unknown, unknown>) sort(key, v);
+    // What it holds, as the walks of its values read a Map (see collectionEntries.ts).
+    for (const [key, v] of mapEntries(graph as ReadonlyMap<unknown, unknown>)) sort(key, v);
     hasKey = (k) => graph.has(k);
   } else {
     const record = graph as Readonly<Record<string, unknown>>;

@@ -1,7 +1,7 @@
 /**
  * A Map's entries and a Set's members as the built-in iteration gives them,
  * for the walks of a caller's values (the checks of what is data, the argument
- * walk, the searches for futures). Iterating `m` itself calls whatever its
+ * walk, the searches for futures, a Map graph, sizeof). Iterating `m` itself calls whatever its
  * `Symbol.iterator` is: a subclass's, or one set on the object, which may
  * throw, yield entries the Map does not hold, or yield forever (the walk then
  * never ended). The built-in iteration reads what the Map holds, which is

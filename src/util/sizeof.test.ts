@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_SIZEOF, sizeof, typeName } from "./sizeof.ts";
+import { endlessMap, ThrowingMap, ThrowingSet } from "./testRiggedCollections.ts";
 
 describe("sizeof", () => {
   it("sizes primitives", () => {
@@ -32,6 +33,29 @@ describe("sizeof", () => {
     expect(sizeof(new Set([big]))).toBeGreaterThan(2000);
     expect(sizeof([1, 2, 3])).toBeLessThan(sizeof([1, 2, 3, 4]));
     expect(sizeof({ a: 1 })).toBeLessThan(sizeof({ a: 1, b: 2 }));
+  });
+
+  it("sizes what a Map or Set holds, not what an iterator of its own yields", () => {
+    const big = "x".repeat(1000);
+    const plain = sizeof(new Map([["k", big]]));
+    expect(sizeof(new ThrowingMap([["k", big]]))).toBe(plain);
+    expect(sizeof(new ThrowingSet([big]))).toBe(sizeof(new Set([big])));
+    // Its own iterator yields the big entry again and again; it holds it once, beside a small one.
+    expect(
+      sizeof(
+        endlessMap([
+          ["k", big],
+          ["j", 1],
+        ]),
+      ),
+    ).toBe(
+      sizeof(
+        new Map<string, unknown>([
+          ["k", big],
+          ["j", 1],
+        ]),
+      ),
+    );
   });
 
   it("samples large containers and scales up", () => {

@@ -11,6 +11,8 @@
  * met a second time in one walk counts as a reference only.
  */
 
+import { mapEntries, setValues } from "./collectionEntries.ts";
+
 /** Size of a pointer / reference slot. */
 const POINTER = 8;
 /** Fixed cost of any heap object (header, hidden class, properties pointer). */
@@ -78,7 +80,8 @@ function sizeofSet(s: ReadonlySet<unknown>, depth: number, seen: Seen): number {
   if (n === 0 || !mayDescend(depth, seen)) return own;
   let sample = 0;
   let taken = 0;
-  for (const v of s) {
+  // What it holds, not what an iterator of its own says (see collectionEntries.ts).
+  for (const v of setValues(s)) {
     sample += walk(v, depth + 1, seen);
     if (++taken >= SAMPLE_SIZE) break;
   }
@@ -92,7 +95,7 @@ function sizeofMap(m: ReadonlyMap<unknown, unknown>, depth: number, seen: Seen):
   if (n === 0 || !mayDescend(depth, seen)) return own;
   let sample = 0;
   let taken = 0;
-  for (const [k, v] of m) {
+  for (const [k, v] of mapEntries(m)) {
     sample += walk(k, depth + 1, seen) + walk(v, depth + 1, seen);
     if (++taken >= SAMPLE_SIZE) break;
   }
