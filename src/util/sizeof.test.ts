@@ -43,7 +43,7 @@ describe("sizeof", () => {
     // Its own iterator yields the big entry again and again; it holds it once, beside a small one.
     expect(
       sizeof(
-        endlessMap([
+        endlessMap<string, unknown>([
           ["k", big],
           ["j", 1],
         ]),
