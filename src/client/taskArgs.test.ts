@@ -65,6 +65,25 @@ describe("mapArgs", () => {
     expect(whenCopy).toEqual(new Date(0));
   });
 
+  it("copies a subclass of a built-in data class as the built-in it extends, as docs/client.md says", () => {
+    class Table extends Map<number, number> {}
+    class Row extends Array<number> {}
+    class Stamp extends Date {}
+    class Bytes extends Uint8Array {}
+    const [table, row, stamp, bytes, buffer] = mapArgs(
+      [new Table([[1, 2]]), Row.from([1, 2]), new Stamp(0), Bytes.from([1]), Buffer.from("a")],
+      keep,
+      "submit",
+    ) as [unknown, unknown, unknown, unknown, unknown];
+    expect(Object.getPrototypeOf(table)).toBe(Map.prototype);
+    expect([...(table as Map<number, number>)]).toEqual([[1, 2]]);
+    expect(Object.getPrototypeOf(row)).toBe(Array.prototype);
+    expect(row).toEqual([1, 2]);
+    expect(Object.getPrototypeOf(stamp)).toBe(Date.prototype);
+    expect(Object.getPrototypeOf(bytes)).toBe(Uint8Array.prototype);
+    expect(Buffer.isBuffer(buffer)).toBe(true);
+  });
+
   it("names an argument it cannot copy: an ArrayBuffer whose memory was transferred away", () => {
     const gone = new ArrayBuffer(8);
     const view = new Uint8Array(gone);

@@ -8,6 +8,7 @@
 import { types } from "node:util";
 import { isWireDataObject } from "../comm/wireCodec.ts";
 import { isTaskRef, MAX_ARG_DEPTH, type TaskRef, taskRef } from "../protocol/messagesTaskSpec.ts";
+import { builtInTypedArray } from "../util/builtInTypedArray.ts";
 import { mapEntries, setValues } from "../util/collectionEntries.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
 import { Actor } from "./actor.ts";
@@ -156,7 +157,9 @@ function copyOfData(v: object): object {
   if (v instanceof DataView) {
     return new DataView(v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength));
   }
-  if (ArrayBuffer.isView(v)) return (v as unknown as { slice(): object }).slice();
+  // Of the built-in class: slice() would keep a subclass, in process only (see builtInTypedArray.ts).
+  if (ArrayBuffer.isView(v))
+    return (builtInTypedArray(v) as unknown as { slice(): object }).slice();
   return v;
 }
 

@@ -7,26 +7,14 @@
  */
 
 import { serialize } from "node:v8";
+import { TYPED_ARRAYS } from "../util/builtInTypedArray.ts";
 import { SerializationError } from "./errors.ts";
 import { deserializeOwned, keepsTooMuch } from "./ownedDeserialize.ts";
 
 /**
- * The typed array classes sent raw. Kind byte: 0 a `Buffer`, 1 an
- * `ArrayBuffer`, 2 + the index in this list a typed array.
+ * The typed array classes sent raw ({@link TYPED_ARRAYS}). Kind byte: 0 a
+ * `Buffer`, 1 an `ArrayBuffer`, 2 + the index in that list a typed array.
  */
-const TYPED_ARRAYS = [
-  Int8Array,
-  Uint8Array,
-  Uint8ClampedArray,
-  Int16Array,
-  Uint16Array,
-  Int32Array,
-  Uint32Array,
-  Float32Array,
-  Float64Array,
-  BigInt64Array,
-  BigUint64Array,
-] as const;
 
 const BUFFER_KIND = 0;
 const ARRAY_BUFFER_KIND = 1;

@@ -283,6 +283,29 @@ describe("wire codec", () => {
     );
   });
 
+  it("a typed array of a subclass travels as the built-in class it extends, small or large", () => {
+    // msgpackr has no code for a subclass: it wrote one no reader knew ("malformed frame").
+    class Bytes extends Uint8Array {}
+    class Floats extends class Samples extends Float64Array {} {}
+    const small = Bytes.from([1, 2, 3]);
+    const large = new Floats(
+      new ArrayBuffer(OUT_OF_BAND_MIN_BYTES + 16),
+      8,
+      OUT_OF_BAND_MIN_BYTES / 8,
+    ).fill(0.5);
+    const encoded = encodeMessage({ op: "x", small, large });
+    expect(encoded.buffers).toHaveLength(1); // the large one still goes out uncopied
+    expect((encoded.buffers as Uint8Array[])[0].buffer).toBe(large.buffer);
+    const out = decodeMessage(encoded.payload, encoded.buffers) as {
+      small: unknown;
+      large: unknown;
+    };
+    expect(Object.getPrototypeOf(out.small)).toBe(Uint8Array.prototype);
+    expect(out.small).toEqual(Uint8Array.from([1, 2, 3]));
+    expect(Object.getPrototypeOf(out.large)).toBe(Float64Array.prototype);
+    expect(out.large).toEqual(new Float64Array(OUT_OF_BAND_MIN_BYTES / 8).fill(0.5));
+  });
+
   it("values read from a message holding several are copied out of it: none keeps the others' memory", () => {
     // A peer's get_data answer: ten results of 100 kB in one message. Read in place,
     // each kept the whole message allocated until the last was let go of.

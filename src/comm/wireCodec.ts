@@ -42,6 +42,7 @@
  */
 
 import { addExtension, Packr, Unpackr } from "msgpackr";
+import { builtInTypedArray } from "../util/builtInTypedArray.ts";
 import { type ActiveCodec, activeCodec, withActiveCodec } from "./activeCodec.ts";
 import { clonedBytes, rawBytesProblem, rawKind, valueOfClonedBytes } from "./clonedBytes.ts";
 import { ClonedValue } from "./clonedValue.ts";
@@ -350,10 +351,16 @@ function prepare(v: unknown, depth: number, seen: Set<object>): unknown {
     proto = Object.getPrototypeOf(obj);
     if (proto !== Object.prototype && proto !== null && isLeafObject(obj) && !isError(obj)) {
       // Not copied into the payload: a view of its bytes goes out as it is.
-      const bytes = ArrayBuffer.isView(obj) || obj instanceof ArrayBuffer ? obj.byteLength : 0;
-      return bytes >= OUT_OF_BAND_MIN_BYTES && rawKind(obj) >= 0
-        ? new WireBytes(obj as ArrayBufferView | ArrayBuffer)
-        : v;
+      const isView = ArrayBuffer.isView(obj);
+      // A typed array's subclass as its built-in class (see builtInTypedArray.ts).
+      const leaf = isView ? builtInTypedArray(obj) : obj;
+      const bytes =
+        isView || obj instanceof ArrayBuffer
+          ? (leaf as ArrayBufferView | ArrayBuffer).byteLength
+          : 0;
+      return bytes >= OUT_OF_BAND_MIN_BYTES && rawKind(leaf) >= 0
+        ? new WireBytes(leaf as ArrayBufferView | ArrayBuffer)
+        : leaf;
     }
   }
   // The message itself is level 1: depth 0.
