@@ -82,6 +82,12 @@ describe("mapArgs", () => {
     expect(Object.getPrototypeOf(stamp)).toBe(Date.prototype);
     expect(Object.getPrototypeOf(bytes)).toBe(Uint8Array.prototype);
     expect(Buffer.isBuffer(buffer)).toBe(true);
+    // Another realm's typed array is copied as this realm's, as the wire carries it.
+    const [foreign] = mapArgs([runInNewContext("new Float32Array([1.5])")], keep, "submit") as [
+      unknown,
+    ];
+    expect(Object.getPrototypeOf(foreign)).toBe(Float32Array.prototype);
+    expect(foreign).toEqual(Float32Array.from([1.5]));
   });
 
   it("names an argument it cannot copy: an ArrayBuffer whose memory was transferred away", () => {

@@ -1,3 +1,4 @@
+import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { ClonedValue } from "./clonedValue.ts";
 import { SerializationError } from "./errors.ts";
@@ -283,7 +284,7 @@ describe("wire codec", () => {
     );
   });
 
-  it("a typed array of a subclass travels as the built-in class it extends, small or large", () => {
+  it("a typed array of a subclass or of another realm travels as this realm's built-in class, small or large", () => {
     // msgpackr has no code for a subclass: it wrote one no reader knew ("malformed frame").
     class Bytes extends Uint8Array {}
     class Floats extends class Samples extends Float64Array {} {}
@@ -304,6 +305,12 @@ describe("wire codec", () => {
     expect(out.small).toEqual(Uint8Array.from([1, 2, 3]));
     expect(Object.getPrototypeOf(out.large)).toBe(Float64Array.prototype);
     expect(out.large).toEqual(new Float64Array(OUT_OF_BAND_MIN_BYTES / 8).fill(0.5));
+    // Another realm's (a vm context's) went as a plain object of its indexes, {0: 1.5, 1: 2}.
+    const foreign = runInNewContext("new Float32Array([1.5, 2])") as Float32Array;
+    const back = encodeMessage({ foreign });
+    const { foreign: read } = decodeMessage(back.payload, back.buffers) as { foreign: unknown };
+    expect(Object.getPrototypeOf(read)).toBe(Float32Array.prototype);
+    expect(read).toEqual(Float32Array.from([1.5, 2]));
   });
 
   it("values read from a message holding several are copied out of it: none keeps the others' memory", () => {
