@@ -88,6 +88,14 @@ describe("mapArgs", () => {
     ];
     expect(Object.getPrototypeOf(foreign)).toBe(Float32Array.prototype);
     expect(foreign).toEqual(Float32Array.from([1.5]));
+    const [view] = mapArgs(
+      [runInNewContext("new DataView(new Uint8Array([7, 8, 9]).buffer, 1, 2)")],
+      keep,
+      "submit",
+    ) as [DataView];
+    expect(Object.getPrototypeOf(view)).toBe(DataView.prototype);
+    expect([view.byteLength, view.getUint8(0), view.getUint8(1)]).toEqual([2, 8, 9]);
+    expect(view.buffer).toBeInstanceOf(ArrayBuffer);
   });
 
   it("names an argument it cannot copy: an ArrayBuffer whose memory was transferred away", () => {

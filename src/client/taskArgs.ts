@@ -154,8 +154,10 @@ function copyOfData(v: object): object {
   if (v instanceof Date) return new Date(v.getTime());
   if (v instanceof ArrayBuffer) return v.slice(0);
   if (Buffer.isBuffer(v)) return Buffer.from(v); // Buffer#slice() is a view
-  if (v instanceof DataView) {
-    return new DataView(v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength));
+  // Of any realm (instanceof missed another's, which then failed as 'slice is not a function').
+  if (types.isDataView(v)) {
+    const bytes = new Uint8Array(v.buffer, v.byteOffset, v.byteLength).slice();
+    return new DataView(bytes.buffer);
   }
   // Of the built-in class: slice() would keep a subclass, in process only (see builtInTypedArray.ts).
   if (ArrayBuffer.isView(v))
