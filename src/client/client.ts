@@ -127,7 +127,7 @@ import { Pub, PubSubSubscriptions, type Sub, type SubOptions } from "./pubsub.ts
 import { Requests } from "./requests.ts";
 import { Results } from "./results.ts";
 import { type RunOptions, runOnWorkers } from "./runOnWorkers.ts";
-import { namedValues, type ScatterOptions, scatterOptionsProblem } from "./scatter.ts";
+import { arrayValues, namedValues, type ScatterOptions, scatterOptionsProblem } from "./scatter.ts";
 import { Scatters } from "./scatterRegistration.ts";
 import { runArgs, runOutcome } from "./schedulerCode.ts";
 import { SchedulerConnection } from "./schedulerConnection.ts";
@@ -679,7 +679,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     let names: string[] | null = null;
     let list: readonly unknown[];
     if (Array.isArray(values)) {
-      list = values;
+      list = arrayValues(values);
     } else if (typeof values === "object" && values !== null && isContainer(values)) {
       names = Object.keys(values);
       // As a name of the result object it would set its prototype (the futures lost).

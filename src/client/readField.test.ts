@@ -76,6 +76,7 @@ describe("a getter that throws, in a call's value", () => {
           "scatter: value 1 (Object) cannot be sent to a worker: value 1.a[0]",
         ],
         [() => client.scatter(throwingNamed()), "scatter: values.a"],
+        [() => client.scatter(throwingArray()), "scatter: values[0]"],
       ];
       for (const [call, where] of refusals) {
         const err = await (async () => call())().then(

@@ -88,6 +88,25 @@ export function namedValues(values: Record<string, unknown>, names: readonly str
   return out;
 }
 
+/**
+ * The values of the array `values` to scatter, read once each, by index: a
+ * getter that throws is refused naming its index (`scatter: values[0] cannot be
+ * read (a getter threw): Error: boom`), not with its error alone, and a hole
+ * is `undefined`, as the structured clone reads one (the scatter's own walks
+ * skipped it, and failed with "Cannot read properties of undefined").
+ */
+export function arrayValues(values: readonly unknown[]): unknown[] {
+  const out = new Array<unknown>(values.length);
+  for (let i = 0; i < values.length; i++) {
+    try {
+      out[i] = values[i];
+    } catch (err) {
+      throw unreadable(`scatter: values[${i}]`, GETTER_THREW, err);
+    }
+  }
+  return out;
+}
+
 /** Why `options` are not valid scatter options, or null. */
 export function scatterOptionsProblem(options: unknown): string | null {
   if (typeof options !== "object" || options === null) return "options must be an object";

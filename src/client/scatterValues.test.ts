@@ -62,6 +62,17 @@ describe("scattered values", () => {
       expect(stored(cluster, fs[2])).not.toBe(values[2]);
     });
 
+    it(`a hole in the array scattered is scattered as undefined, as the clone reads it (${protocol})`, async () => {
+      const { client } = await start();
+      // It failed with "Cannot read properties of undefined (reading 'length')".
+      const holey: unknown[] = [];
+      holey[1] = 1;
+      const fs = await client.scatter(holey);
+      expect(fs).toHaveLength(2);
+      expect(fs[0].key).toMatch(/^undefined-/);
+      expect(await client.gather(fs)).toEqual([undefined, 1]);
+    });
+
     it(`what is not data is refused, naming the value and where in it (${protocol})`, async () => {
       const { client } = await start();
       await expect(client.scatter([1, { rows: [new Vec(1, 2)] }])).rejects.toThrow(
