@@ -64,6 +64,17 @@ describe("writing", () => {
       path,
     });
     expect(((err as Error).cause as NodeJS.ErrnoException).syscall).toBe("open");
+    // A file: URL is said as its path, as the check before the work says it and
+    // Node.js's own error has it (it was the URL, the message saying file:///…).
+    const url = pathToFileURL(path);
+    const early = await checkWritablePath("report", url).catch((e: unknown) => e);
+    const late = await writing("report", url, () => writeFile(url, "x")).catch((e: unknown) => e);
+    expect(early).toMatchObject({ path, code: "ENOENT" });
+    expect(late).toMatchObject({
+      message: expect.stringMatching(new RegExp(`^report: cannot write to ${path}: ENOENT`)),
+      path,
+      code: "ENOENT",
+    });
     // Not a file error: left as it is.
     const other = new RangeError("not a file's");
     await expect(writing("report", path, () => Promise.reject(other))).rejects.toBe(other);

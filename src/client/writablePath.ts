@@ -68,6 +68,20 @@ export async function writing(
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     if (typeof e?.syscall !== "string" || typeof e.code !== "string") throw err;
-    throw unwritableError(what, path instanceof URL ? path.href : path, e.message, e.code, err);
+    throw unwritableError(what, filePath(path), e.message, e.code, err);
+  }
+}
+
+/**
+ * `path` as the errors say it: a `file:` URL as its file's path, as
+ * {@link checkWritablePath} and Node.js's own file errors say it (any other URL,
+ * refused by that check, as it is).
+ */
+function filePath(path: string | URL): string {
+  if (!(path instanceof URL)) return path;
+  try {
+    return fileURLToPath(path);
+  } catch {
+    return path.href;
   }
 }
