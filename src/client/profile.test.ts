@@ -1,4 +1,4 @@
-import { readFile, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
@@ -319,6 +319,39 @@ describe("client.profile", () => {
     expect(ran).toBe(0);
     // Nothing was started: the workers take a profile at once.
     expect((await client.profile(() => 7)).value).toBe(7);
+  });
+
+  it("the code's error wins over a profile that cannot be written once it is over, which rejects otherwise", async () => {
+    const { client } = await testCluster();
+    const dir = await mkdtemp(join(tmpdir(), "weft-profile-removed-"));
+    const path = join(dir, "p.cpuprofile");
+    try {
+      // The code removes the directory, then throws: its error, not the write's, is rethrown
+      // (the write's ENOENT took its place, the code's error lost).
+      const mine = new Error("the code's own");
+      const failed = await client
+        .profile(
+          async () => {
+            await rm(dir, { recursive: true });
+            throw mine;
+          },
+          { path },
+        )
+        .catch((e: unknown) => e);
+      expect(failed).toBe(mine);
+      // Without an error of the code's, the write's failure is the call's.
+      await mkdir(dir);
+      const unwritten = await client
+        .profile(() => rm(dir, { recursive: true }).then(() => 1), { path })
+        .catch((e: unknown) => e);
+      expect(unwritten).toMatchObject({
+        message: expect.stringMatching(/^profile: cannot write to .*p\.cpuprofile: ENOENT/),
+        code: "ENOENT",
+        path,
+      });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("an error of the code is rethrown once the profile is written; bad options are refused", async () => {

@@ -37,7 +37,8 @@ export interface ProfileOptions {
   readonly maxMs?: number;
   /**
    * Also write the merged profile to this file (a `.cpuprofile`), even if the code
-   * throws. A path that cannot be written is refused before the code runs.
+   * throws (whose error then wins over a failure of the write). A path that cannot
+   * be written is refused before the code runs.
    */
   readonly path?: string | URL | null;
   /** Also profile the scheduler's thread (listed as worker `"scheduler"`). Default false. */
@@ -430,7 +431,11 @@ export async function profileWhile<T>(
   };
   const path = options.path;
   if (path != null) {
-    await writing("profile", path, () => writeFile(path, JSON.stringify(merged.profile)));
+    const written = writing("profile", path, () => writeFile(path, JSON.stringify(merged.profile)));
+    // The code's error wins over a file that cannot be written (a directory the code
+    // removed, a full disk), as performanceReport's does: the write's took its place.
+    if (outcome.ok) await written;
+    else await written.catch(() => {});
   }
   if (!outcome.ok) throw outcome.error;
   return { value: outcome.value, ...merged };
