@@ -1,5 +1,10 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { type DialMessage, dialThroughBridge, serveBridge } from "./bridge.ts";
+import {
+  BRIDGE_CLOCK_SLACK_MS,
+  type DialMessage,
+  dialThroughBridge,
+  serveBridge,
+} from "./bridge.ts";
 import type { Comm } from "./comm.ts";
 import { connect } from "./connect.ts";
 import { ConnectError, isTransientConnectError, MessageTooLargeError } from "./errors.ts";
@@ -290,5 +295,30 @@ describe("a dial the thread stopped waiting for", () => {
     );
     expect(dialled).toBe(false);
     await served;
+  });
+
+  it("is given up within its timeout by the monotonic clock, the wall clock stepped back meanwhile", async () => {
+    // Date.now() steps back 10 s as the dial begins (an NTP step): the thread waited
+    // for Date.now() to reach its deadline, 10 s past its 50 ms timeout.
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date", "performance"] });
+    let settled = false;
+    try {
+      const dialling = dialThroughBridge(
+        `bridge-test-${process.pid}-${++channels}`,
+        () => vi.setSystemTime(Date.now() - 10_000),
+        "tcp://127.0.0.1:1",
+        50,
+      ).catch((e: unknown) => e);
+      void dialling.then(() => {
+        settled = true;
+      });
+      await vi.advanceTimersByTimeAsync(50 + BRIDGE_CLOCK_SLACK_MS);
+      expect(settled).toBe(true);
+      expect(((await dialling) as ConnectError).code).toBe("ETIMEDOUT");
+    } finally {
+      // A dial still waiting (without the bound) ends, its channel closed.
+      await vi.advanceTimersByTimeAsync(20_000);
+      vi.useRealTimers();
+    }
   });
 });

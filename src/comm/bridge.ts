@@ -297,6 +297,14 @@ class BridgeComm extends CommBase {
 }
 
 /**
+ * How long past its timeout, by the monotonic clock, a pool thread's dial may
+ * wait for `Date.now()` to reach the deadline the main thread checks: timers
+ * fire a ms or so early by `Date.now()`, and only a wall clock stepped back
+ * (an NTP step) makes it more, by the step.
+ */
+export const BRIDGE_CLOCK_SLACK_MS = 1000;
+
+/**
  * On a pool thread: connect to `address` through the main thread of the
  * executor whose channel is `executorChannel` (`ask` posts the dial there).
  * Rejects with the main thread's `ConnectError` (its message and `code`) if it
@@ -314,14 +322,16 @@ export function dialThroughBridge(
   const id = `${threadId}-${++nextId}`;
   const channel = new BroadcastChannel(channelOf(executorChannel, id));
   const deadline = Date.now() + timeoutMs;
+  const latest = performance.now() + timeoutMs + BRIDGE_CLOCK_SLACK_MS;
   return new Promise<Comm>((resolve, reject) => {
     const giveUp = () => {
       // Timers count on the event loop's own clock, not Date.now(), and fire up to a ms
       // early by it (4 % of 50 ms timers here): early by the deadline the main thread
       // checks, this thread would give up while the main thread still saw time left and
       // connected for nobody (the "closed" frame below, posted before the main thread
-      // listens, is not seen).
-      const left = deadline - Date.now();
+      // listens, is not seen). Never past `latest` by the monotonic clock, though: a
+      // wall clock stepped back meanwhile would hold the dial as long again.
+      const left = Math.min(deadline - Date.now(), latest - performance.now());
       if (left > 0) {
         timer = setTimeout(giveUp, left);
         return;
