@@ -90,6 +90,15 @@ describe("the searches of Maps and Sets", () => {
       new TypeError("logEvent: value[0].<value 0>.b cannot be read (a getter threw): Error: boom"),
     );
   });
+
+  it("pass over an object inheriting a Map's or Set's methods without being one, which holds nothing", () => {
+    // Its entries read failed with the engine's 'incompatible receiver', not the caller's check.
+    const fakes = { m: Object.create(Map.prototype), s: Object.create(Set.prototype) };
+    expect(holdsFuture(fakes, "logEvent")).toBe(false);
+    const found: Future[] = [];
+    searchFutures(fakes, "Variable.set", (f) => found.push(f));
+    expect(found).toEqual([]);
+  });
 });
 
 describe("replaceFutures", () => {

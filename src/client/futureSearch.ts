@@ -6,7 +6,7 @@
  */
 
 import { types } from "node:util";
-import { mapEntries, setValues } from "../util/collectionEntries.ts";
+import { isMapObject, isSetObject, mapEntries, setValues } from "../util/collectionEntries.ts";
 import { Future } from "./future.ts";
 import { proxyContents } from "./proxyContents.ts";
 import { GETTER_THREW, unreadable } from "./readField.ts";
@@ -63,8 +63,8 @@ function search(
     return;
   }
   if (typeof v !== "object" || v === null) return;
-  const isMap = v instanceof Map;
-  if (!isMap && !(v instanceof Set) && !isContainer(v)) return;
+  const isMap = isMapObject(v);
+  if (!isMap && !isSetObject(v) && !isContainer(v)) return;
   if (revisits(v, path, op, within)) return;
   if (path.length >= MAX_SEARCH_DEPTH) {
     throw new TypeError(`${op}: the argument nests deeper than ${MAX_SEARCH_DEPTH} levels`);
@@ -77,7 +77,7 @@ function search(
       search(k, op, visit, path, steps, within ?? "Map");
       search(item, op, visit, path, steps, within ?? "Map");
     }
-  } else if (v instanceof Set) {
+  } else if (isSetObject(v)) {
     for (const item of setValues(v)) search(item, op, visit, path, steps, within ?? "Set");
   } else {
     // Each field read once, a getter's error named by its place (see readField.ts),
@@ -143,17 +143,16 @@ function placeIn(root: unknown, target: object): string | null {
     if (v === target) return placeOf(steps);
     if (typeof v !== "object" || v === null || types.isProxy(v) || seen.has(v)) return null;
     seen.add(v);
-    const entries: [PathStep, unknown][] =
-      v instanceof Map
-        ? [...mapEntries(v)].flatMap(([k, item], i): [PathStep, unknown][] => [
-            [`<key ${i}>`, k],
-            [`<value ${i}>`, item],
-          ])
-        : v instanceof Set
-          ? [...setValues(v)].map((item, i): [PathStep, unknown] => [`<member ${i}>`, item])
-          : isContainer(v)
-            ? readableFields(v)
-            : [];
+    const entries: [PathStep, unknown][] = isMapObject(v)
+      ? [...mapEntries(v)].flatMap(([k, item], i): [PathStep, unknown][] => [
+          [`<key ${i}>`, k],
+          [`<value ${i}>`, item],
+        ])
+      : isSetObject(v)
+        ? [...setValues(v)].map((item, i): [PathStep, unknown] => [`<member ${i}>`, item])
+        : isContainer(v)
+          ? readableFields(v)
+          : [];
     for (const [step, item] of entries) {
       const found = find(item, [...steps, step]);
       if (found !== null) return found;
@@ -215,8 +214,8 @@ function holds(
   }
   if (v instanceof Future) return true;
   if (typeof v !== "object" || v === null) return false;
-  const isMap = v instanceof Map;
-  if (!isMap && !(v instanceof Set) && !isContainer(v)) return false;
+  const isMap = isMapObject(v);
+  if (!isMap && !isSetObject(v) && !isContainer(v)) return false;
   if (seen.has(v)) return false;
   seen.add(v);
   if (depth >= MAX_SEARCH_DEPTH) {
@@ -230,7 +229,7 @@ function holds(
     }
     return false;
   }
-  if (v instanceof Set) {
+  if (isSetObject(v)) {
     for (const item of setValues(v)) if (holds(item, op, seen, depth + 1, root)) return true;
     return false;
   }

@@ -114,6 +114,12 @@ describe("buildGraph", () => {
     expect([...built.tasks]).toEqual([...buildGraph(new Map(entries), owner).tasks]);
   });
 
+  it("refuses an object inheriting a Map's methods without being one, which holds no tasks", () => {
+    expect(() => buildGraph(Object.create(Map.prototype), owner)).toThrow(
+      /the graph must be an object \{key: \[fn, \.\.\.args\]\} or a Map of key to task/,
+    );
+  });
+
   it("takes a Map as it takes an object", () => {
     const entries: [string, unknown][] = [
       ["n", literal(5)],

@@ -25,7 +25,7 @@ import type { GraphTask } from "../protocol/messagesClient.ts";
 import { type TaskRef, taskRef } from "../protocol/messagesTaskSpec.ts";
 import type { Resources } from "../protocol/messagesWorker.ts";
 import { resourcesProblem, workersProblem } from "../scheduler/state/eventValidation.ts";
-import { mapEntries } from "../util/collectionEntries.ts";
+import { isMapObject, mapEntries } from "../util/collectionEntries.ts";
 import { showCycle } from "../util/showCycle.ts";
 import { showValue } from "../util/showValue.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
@@ -259,7 +259,13 @@ export function buildGraph(
   const options = nullsAsDefaults(given, GRAPH_NULL_DEFAULTS);
   const optionsProblem = taskOptionsProblem(options);
   if (optionsProblem !== null) throw new RangeError(`${op}: ${optionsProblem}`);
-  if (typeof graph !== "object" || graph === null || Array.isArray(graph)) {
+  // An object inheriting a Map's methods without being one has no entries to read.
+  if (
+    typeof graph !== "object" ||
+    graph === null ||
+    Array.isArray(graph) ||
+    (graph instanceof Map && !isMapObject(graph))
+  ) {
     throw new TypeError(
       `${op}: the graph must be an object {key: [fn, ...args]} or a Map of key to task, got ${showValue(graph)}`,
     );
@@ -290,7 +296,7 @@ export function buildGraph(
     }
   };
   let hasKey: (k: string) => boolean;
-  if (graph instanceof Map) {
+  if (isMapObject(graph)) {
     // What it holds, as the walks of its values read a Map (see collectionEntries.ts).
     for (const [key, v] of mapEntries(graph as ReadonlyMap<unknown, unknown>)) sort(key, v);
     hasKey = (k) => graph.has(k);

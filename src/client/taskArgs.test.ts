@@ -98,6 +98,19 @@ describe("mapArgs", () => {
     expect(view.buffer).toBeInstanceOf(ArrayBuffer);
   });
 
+  it("refuses an object inheriting a Map's or Set's methods without being one, saying so", () => {
+    for (const [fake, name] of [
+      [Object.create(Map.prototype), "Map"],
+      [Object.create(Set.prototype), "Set"],
+    ] as const) {
+      expect(() => mapArgs([{ a: fake }], keep, "submit")).toThrow(
+        new RegExp(
+          `^submit: args\\[0\\]\\.a is a fake ${name} \\(an object inheriting its methods`,
+        ),
+      );
+    }
+  });
+
   it("names an argument it cannot copy: an ArrayBuffer whose memory was transferred away", () => {
     const gone = new ArrayBuffer(8);
     const view = new Uint8Array(gone);

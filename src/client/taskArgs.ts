@@ -9,7 +9,7 @@ import { types } from "node:util";
 import { isWireDataObject } from "../comm/wireCodec.ts";
 import { isTaskRef, MAX_ARG_DEPTH, type TaskRef, taskRef } from "../protocol/messagesTaskSpec.ts";
 import { builtInTypedArray } from "../util/builtInTypedArray.ts";
-import { mapEntries, setValues } from "../util/collectionEntries.ts";
+import { isMapObject, isSetObject, mapEntries, setValues } from "../util/collectionEntries.ts";
 import type { TaskDefinition, TaskFunction } from "../worker/taskRegistry.ts";
 import { Actor } from "./actor.ts";
 import { Future } from "./future.ts";
@@ -239,7 +239,7 @@ export class ArgMapper {
       let i = 0;
       // A copy (see `walk`), of copies, of what the Map or Set holds as the
       // built-in iteration reads it (see collectionEntries.ts).
-      if (value instanceof Map) {
+      if (isMapObject(value)) {
         const out = new Map<unknown, unknown>();
         for (const [k, v] of mapEntries(value)) {
           out.set(check(k, `<key ${i}>`), check(v, `<value ${i}>`));
@@ -369,8 +369,7 @@ export class ArgMapper {
       return this.replaced(value, parent, seg);
     }
     const isArray = Array.isArray(value);
-    if (value instanceof Map || value instanceof Set)
-      return this.walkCollection(value, parent, seg);
+    if (isMapObject(value) || isSetObject(value)) return this.walkCollection(value, parent, seg);
     if (!isArray && !isPlainObject(value)) {
       if (isWireDataObject(value)) {
         if (types.isNativeError(value)) return this.walkError(value as Error, parent, seg);
@@ -388,7 +387,9 @@ export class ArgMapper {
       const name = value.constructor?.name || "object with a prototype";
       const kind = isForeignDataObject(value)
         ? `${name} made in another realm (a vm context: copy it into a ${name} of this one)`
-        : name;
+        : value instanceof Map || value instanceof Set
+          ? `fake ${name} (an object inheriting its methods, with no contents to read)`
+          : name;
       throw new TypeError(
         `${this.what()}: ${this.pathText(pathOf(parent, seg))} is a ${kind}; task arguments must be data (primitives, arrays, plain objects, Map, Set, Date, RegExp, errors, typed arrays, ArrayBuffer)`,
       );

@@ -43,6 +43,7 @@
 
 import { addExtension, Packr, Unpackr } from "msgpackr";
 import { builtInTypedArray } from "../util/builtInTypedArray.ts";
+import { isMapObject, isSetObject } from "../util/collectionEntries.ts";
 import { type ActiveCodec, activeCodec, withActiveCodec } from "./activeCodec.ts";
 import { clonedBytes, rawBytesProblem, rawKind, valueOfClonedBytes } from "./clonedBytes.ts";
 import { ClonedValue } from "./clonedValue.ts";
@@ -320,7 +321,7 @@ function isLeafObject(v: object): boolean {
  * would travel as `{}`).
  */
 export function isWireDataObject(v: object): boolean {
-  return isDataLeaf(v) || v instanceof Map || v instanceof Set;
+  return isDataLeaf(v) || isMapObject(v) || isSetObject(v);
 }
 
 /**

@@ -9,6 +9,8 @@
  * taken once, at load: a later change of `Map.prototype` is not called either.
  */
 
+import { types } from "node:util";
+
 const entriesOfMap = Map.prototype.entries;
 const valuesOfSet = Set.prototype.values;
 
@@ -20,4 +22,18 @@ export function mapEntries<K, V>(m: ReadonlyMap<K, V>): IterableIterator<[K, V]>
 /** The members `s` holds. A TypeError if `s` is no Set (an object of `Set.prototype` only). */
 export function setValues<T>(s: ReadonlySet<T>): IterableIterator<T> {
   return valuesOfSet.call(s) as IterableIterator<T>;
+}
+
+/**
+ * `v` is a Map of this realm: of `Map.prototype` or a subclass's, and a Map,
+ * not an object that only inherits a Map's methods (`Object.create(Map.prototype)`,
+ * whose entries cannot be read: the engine's "incompatible receiver").
+ */
+export function isMapObject(v: unknown): v is Map<unknown, unknown> {
+  return v instanceof Map && types.isMap(v);
+}
+
+/** `v` is a Set of this realm (see {@link isMapObject}). */
+export function isSetObject(v: unknown): v is Set<unknown> {
+  return v instanceof Set && types.isSet(v);
 }
