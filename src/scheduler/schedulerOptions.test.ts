@@ -32,6 +32,12 @@ describe("resolveSchedulerOptions", () => {
     );
   });
 
+  it("shows a listen address JSON cannot show (a BigInt) in its refusal", () => {
+    expect(() => resolveSchedulerOptions({ logger, listen: 5n as never })).toThrow(
+      new TypeError('Scheduler option listen must be an address, got "5n"'),
+    );
+  });
+
   it("refuses a workerTtlMs of 0, which would remove every worker at once", () => {
     expect(() => resolveSchedulerOptions({ logger, workerTtlMs: 0 })).toThrow(
       "Scheduler option workerTtlMs must be > 0 (Infinity: never)",

@@ -306,9 +306,7 @@ export function resolveSchedulerOptions(o: SchedulerOptions = {}): ResolvedSched
   checkKnownOptions("Scheduler options", o, SCHEDULER_OPTIONS);
   const listen = o.listen ?? "tcp://127.0.0.1:0";
   if (typeof listen !== "string" || listen === "") {
-    throw new TypeError(
-      `Scheduler option listen must be an address, got ${JSON.stringify(listen)}`,
-    );
+    throw new TypeError(`Scheduler option listen must be an address, got ${showValue(listen)}`);
   }
   const ttl = nonNegative("workerTtlMs", o.workerTtlMs ?? 30_000);
   if (ttl === 0) throw new RangeError("Scheduler option workerTtlMs must be > 0 (Infinity: never)");

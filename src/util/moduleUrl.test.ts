@@ -14,6 +14,12 @@ describe("fileModuleUrl", () => {
     );
   });
 
+  it("shows a value JSON cannot (a BigInt) in its refusal rather than failing to", () => {
+    expect(() => fileModuleUrl(5n as never, "taskModules")).toThrow(
+      new TypeError('taskModules: expected a file URL or path, got "5n"'),
+    );
+  });
+
   it("reads a Windows drive path as a path, not as a URL scheme", () => {
     expect(fileModuleUrl("C:\\tasks.js", "taskModules")).toMatch(/^file:\/\/\/.*C:/);
     expect(() => fileModuleUrl("http://host/tasks.js", "taskModules")).toThrow(

@@ -3,6 +3,7 @@
 import { existsSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { showValue } from "./showValue.ts";
 
 /**
  * A file URL for a module given as a URL or a path (resolved against the
@@ -11,7 +12,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 export function fileModuleUrl(given: string | URL, what: string): string {
   const spec = given instanceof URL ? given.href : given;
   if (typeof spec !== "string" || spec === "") {
-    throw new TypeError(`${what}: expected a file URL or path, got ${JSON.stringify(spec)}`);
+    throw new TypeError(`${what}: expected a file URL or path, got ${showValue(spec)}`);
   }
   if (spec.startsWith("file:")) return spec;
   if (/^[a-z][a-z0-9+.-]*:/i.test(spec) && !/^[a-z]:[\\/]/i.test(spec)) {

@@ -7,6 +7,9 @@ describe("metricsNamespaceProblem", () => {
     for (const bad of ["1abc", "a-b", "", null, 5]) {
       expect(metricsNamespaceProblem(bad), String(bad)).toMatch(/^metricsNamespace must be/);
     }
+    // JSON.stringify threw on a BigInt and printed NaN as null.
+    expect(metricsNamespaceProblem(5n)).toMatch(/, got "5n"$/);
+    expect(metricsNamespaceProblem(Number.NaN)).toMatch(/, got NaN$/);
   });
 });
 

@@ -258,7 +258,7 @@ export type ResolvedWorkerOptions = Required<
 
 function booleanOption(name: string, v: boolean): boolean {
   if (typeof v !== "boolean") {
-    throw new TypeError(`Worker option ${name} must be true or false, got ${JSON.stringify(v)}`);
+    throw new TypeError(`Worker option ${name} must be true or false, got ${showValue(v)}`);
   }
   return v;
 }
@@ -318,7 +318,7 @@ export function moduleUrl(given: string | URL): string {
 function contactAddress(address: string, listen: string): string {
   const fail = (why: string): never => {
     throw new TypeError(
-      `Worker option contactAddress must be an address peers can connect to, such as tcp://10.0.0.1:4000, got ${JSON.stringify(address)}: ${why}`,
+      `Worker option contactAddress must be an address peers can connect to, such as tcp://10.0.0.1:4000, got ${showValue(address)}: ${why}`,
     );
   };
   if (typeof address !== "string" || address === "") fail("not an address");
@@ -355,9 +355,7 @@ function existingModule(url: string): string {
 function workerName(name: string | null | undefined): string | null {
   if (name === undefined || name === null) return null;
   if (typeof name !== "string" || name === "") {
-    throw new TypeError(
-      `Worker option name must be a non-empty string, got ${JSON.stringify(name)}`,
-    );
+    throw new TypeError(`Worker option name must be a non-empty string, got ${showValue(name)}`);
   }
   return name;
 }
@@ -507,7 +505,7 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
   const executor = o.executor === "threads" ? "piscina" : (o.executor ?? "piscina");
   if (executor !== "piscina" && executor !== "inline") {
     throw new TypeError(
-      `Worker option executor must be "threads" or "inline", got ${JSON.stringify(executor)}`,
+      `Worker option executor must be "threads" or "inline", got ${showValue(executor)}`,
     );
   }
   const resources = resourcesOption(o.resources);
@@ -660,13 +658,13 @@ function memoryLimit(v: number | string | undefined, nthreads: number): number |
   // At least a byte: 0.5 (a share, in Dask's spelling) would floor to no memory at all.
   if (!(typeof n === "number" && Number.isFinite(n) && n >= 1)) {
     throw new RangeError(
-      `Worker option memoryLimit must be a size of at least 1 byte, got ${JSON.stringify(v)}`,
+      `Worker option memoryLimit must be a size of at least 1 byte, got ${showValue(v)}`,
     );
   }
   // parse_bytes truncates "1.5" to 1 byte: a fraction of a byte is a mistake, not a limit.
   if (typeof v === "string" ? !isWholeByteSize(v) : !Number.isInteger(v)) {
     throw new RangeError(
-      `Worker option memoryLimit must be a whole number of bytes, got ${JSON.stringify(v)}${typeof v === "number" ? " (Math.floor a computed size)" : ""}`,
+      `Worker option memoryLimit must be a whole number of bytes, got ${showValue(v)}${typeof v === "number" ? " (Math.floor a computed size)" : ""}`,
     );
   }
   return n;
@@ -693,7 +691,7 @@ function memoryMeasure(v: MemoryMeasure | undefined): MemoryMeasure {
   if (v === undefined) return "managed";
   if (v === "managed" || v === "process" || typeof v === "function") return v;
   throw new RangeError(
-    `Worker option memoryMeasure must be "managed", "process" or a function giving bytes, got ${JSON.stringify(v)}`,
+    `Worker option memoryMeasure must be "managed", "process" or a function giving bytes, got ${showValue(v)}`,
   );
 }
 

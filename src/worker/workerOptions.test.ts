@@ -1,0 +1,40 @@
+import { describe, expect, it } from "vitest";
+import { resolveWorkerOptions } from "./workerOptions.ts";
+
+const scheduler = "tcp://127.0.0.1:1";
+
+describe("resolveWorkerOptions: what a bad value's refusal shows", () => {
+  // These refusals showed the value with JSON.stringify, which throws on a BigInt
+  // ("Do not know how to serialize a BigInt", naming no option) and prints NaN as
+  // null and a symbol as undefined.
+  it("names the option and shows a BigInt, NaN or a symbol as it is", () => {
+    const refusals: [Record<string, unknown>, string][] = [
+      [
+        { memoryLimit: 10n },
+        'Worker option memoryLimit must be a size of at least 1 byte, got "10n"',
+      ],
+      [
+        { memoryLimit: Number.NaN },
+        "Worker option memoryLimit must be a size of at least 1 byte, got NaN",
+      ],
+      [
+        { memoryLimit: 1e9, memoryMeasure: 5n },
+        'Worker option memoryMeasure must be "managed", "process" or a function giving bytes, got "5n"',
+      ],
+      [{ validate: 1n }, 'Worker option validate must be true or false, got "1n"'],
+      [{ name: 5n }, 'Worker option name must be a non-empty string, got "5n"'],
+      [
+        { executor: Symbol("x") },
+        'Worker option executor must be "threads" or "inline", got Symbol(x)',
+      ],
+      [
+        { contactAddress: 5n },
+        'Worker option contactAddress must be an address peers can connect to, such as tcp://10.0.0.1:4000, got "5n": not an address',
+      ],
+      [{ taskModules: [5n] }, 'taskModules: expected a file URL or path, got "5n"'],
+    ];
+    for (const [options, message] of refusals) {
+      expect(() => resolveWorkerOptions({ scheduler, ...options } as never)).toThrow(message);
+    }
+  });
+});
