@@ -117,6 +117,18 @@ test("a failing run prints the replay command and the smallest case, and exits 1
   expect(r.out).toMatch(/smallest failing case|no smaller failing case/);
 });
 
+test("weft sim --faults given more than once runs with every list, as one", async () => {
+  // Commander kept the last: death=5 was dropped, and the run had no fault at all.
+  const args = ["sim", "--seed", "3", "--tasks", "20"];
+  const twice = await weft(...args, "--faults", "death=5", "--faults", "network=0");
+  const once = await weft(...args, "--faults", "death=5,network=0");
+  expect(twice.out).toMatch(/faults: death \d+/);
+  expect(twice).toEqual(once);
+  const named = await weft(...args, "--faults", "death", "--faults", "death=1");
+  expect(named.code).toBe(2);
+  expect(named.err).toMatch(/fault death is named twice/);
+});
+
 test("bad usage exits 2; --help documents the faults, variants and workloads", async () => {
   expect((await weft("sim", "--faults", "meteor")).code).toBe(2);
   expect((await weft("sim", "--workers", "0")).code).toBe(2);

@@ -200,6 +200,10 @@ describe("weft run, scheduler, worker", () => {
     const numbered = await weft([...args, "--keys", "z,1"]);
     expect(numbered.err).toBe("");
     expect(JSON.parse(numbered.out)).toEqual({ z: 6, "1": 101 });
+    // --keys given twice: both lists, not the last alone.
+    const repeated = await weft([...args, "--keys", "z", "--keys", "1", "--key", " y "]);
+    expect(repeated.err).toBe("");
+    expect(JSON.parse(repeated.out)).toEqual({ z: 6, "1": 101, " y ": 12 });
   });
 
   it("weft run --http-address serves the embedded scheduler's status page while it computes", async () => {

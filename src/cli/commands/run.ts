@@ -2,6 +2,7 @@ import { Command, Option } from "commander";
 import type { CliContext } from "./context.ts";
 import { commandDescription } from "./index.ts";
 import { MILLISECONDS_FORMS } from "./millisecondsOption.ts";
+import { joinRepeatedList } from "./repeatedList.ts";
 import type { RunOptions } from "./runAction.ts";
 import { addFrameLimitOptions, addTlsOptions, LOG_LEVELS } from "./serverOptions.ts";
 
@@ -59,7 +60,8 @@ export function runCommand(ctx: CliContext): Command {
     )
     .option(
       "--keys <list>",
-      "comma-separated keys to compute (default: the file's keys, else the graph's sinks)",
+      "comma-separated keys to compute; repeat for more (default: the file's keys, else the graph's sinks)",
+      joinRepeatedList,
     )
     .option(
       "--key <key>",

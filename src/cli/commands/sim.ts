@@ -13,6 +13,7 @@ import { parseDecimal } from "../../util/decimal.ts";
 import { parseTimedelta } from "../../util/parseTimedelta.ts";
 import type { CliContext } from "./context.ts";
 import { commandDescription } from "./index.ts";
+import { joinRepeatedList } from "./repeatedList.ts";
 import type { SimCliOptions } from "./simAction.ts";
 
 function integer(min: number): (v: string) => number {
@@ -146,7 +147,11 @@ export function simCommand(ctx: CliContext): Command {
       "the share of the workload's tasks that are actors, whose object stays on the worker that ran it (default 0.1; 0: the runs as they were before actors came)",
       share,
     )
-    .option("--faults <spec>", "which faults, and their rates", "all")
+    .option(
+      "--faults <spec>",
+      "which faults, and their rates; repeat for more (default: all)",
+      joinRepeatedList,
+    )
     .addOption(
       new Option("--variant <name>", "run a deliberately broken variant").choices(
         VARIANTS.map((v) => v.name),

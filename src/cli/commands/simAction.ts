@@ -49,7 +49,8 @@ export interface SimCliOptions {
   readonly restart?: number;
   readonly restartWorker?: number;
   readonly actors?: number;
-  readonly faults: string;
+  /** As given (repeats joined); all when not given. */
+  readonly faults?: string;
   readonly variant?: string;
   readonly validate: boolean;
   /** false with --no-work-stealing. */
@@ -68,7 +69,7 @@ export interface SimCliOptions {
 function simOptionsOf(o: SimCliOptions): Omit<SimOptions, "seed"> {
   let faults: SimOptions["faults"];
   try {
-    faults = parseFaults(o.faults);
+    faults = parseFaults(o.faults ?? "all");
   } catch (e) {
     // parseFaults' messages name no flag ("empty fault list: …").
     throw new InvalidArgumentError(`--faults: ${(e as Error).message}`);

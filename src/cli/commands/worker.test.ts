@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Scheduler } from "../../scheduler/scheduler.ts";
 import type { ResolvedWorkerOptions } from "../../worker/workerOptions.ts";
 import { TEST_WORKER_ARGS, testContext } from "../testContext.ts";
+import { workerCommand } from "./worker.ts";
 import { runWorker } from "./workerAction.ts";
 
 let scheduler: Scheduler;
@@ -161,6 +162,16 @@ describe("weft worker's options", () => {
       expect(ctx.exitCode, message).toBe(2);
       expect(ctx.stderr.text).toContain(message);
     }
+  });
+
+  it("join --resources given more than once, as one list", async () => {
+    // Commander keeps an option's last value: the GPU was dropped without a word.
+    const cmd = workerCommand(testContext()).action(() => {});
+    const given = ["--resources", "GPU=1", "--resources", "MEM=8e9"];
+    await cmd.parseAsync([scheduler.address, ...given], { from: "user" });
+    const { resources } = cmd.opts<{ resources: string }>();
+    expect(resources).toBe("GPU=1,MEM=8e9");
+    expect(await optionsWith({ resources })).toMatchObject({ resources: { GPU: 1, MEM: 8e9 } });
   });
 
   it("leave the worker's defaults alone when not given", async () => {

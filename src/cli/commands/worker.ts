@@ -3,6 +3,7 @@ import { CHILD_STOP_GRACE_MS } from "./childStop.ts";
 import type { CliContext } from "./context.ts";
 import { commandDescription } from "./index.ts";
 import { MILLISECONDS_FORMS } from "./millisecondsOption.ts";
+import { joinRepeatedList } from "./repeatedList.ts";
 import {
   addFrameLimitOptions,
   addHttpOptions,
@@ -48,7 +49,11 @@ export function workerCommand(ctx: CliContext): Command {
         .choices(["threads", "inline"])
         .default("threads"),
     )
-    .option("--resources <list>", "abstract resources this worker has, e.g. GPU=1,MEM=8e9")
+    .option(
+      "--resources <list>",
+      "abstract resources this worker has, e.g. GPU=1,MEM=8e9; repeat for more",
+      joinRepeatedList,
+    )
     .option(
       "--memory-limit <size>",
       "the worker's memory budget, e.g. 4GiB, or auto (the machine's memory times the worker's share of the CPUs, as Dask's default): it spills, pauses and closes at shares of it (default: none)",
