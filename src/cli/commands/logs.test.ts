@@ -87,6 +87,8 @@ describe("weft logs", () => {
     const infos = await scheduler("--level", "info", "--n", "3");
     expect(infos.map((r) => r.msg)).toEqual(["filler", "filler", "filler"]);
     expect(await scheduler("--level", "warn", "--n", "0")).toEqual([]);
+    // A decimal count, as every numeric option reads it (digits alone refused 3e0).
+    expect(await scheduler("--level", "info", "--n", "3e0")).toEqual(infos);
   });
 
   it("reports a --worker that matches no connected worker on stderr, exit 1", async () => {
@@ -127,7 +129,7 @@ describe("weft logs", () => {
 
   it("refuses bad options", async () => {
     const { cluster } = await testCluster();
-    for (const n of ["x", "-1", "", "1.5", "1e2", "0x10"]) {
+    for (const n of ["x", "-1", "", "1.5", "1e-1", "0x10", " 5", "1e400", "99999999999999999999"]) {
       const badN = await runWeft(["logs", cluster.address, "--n", n]);
       expect(badN, n).toMatchObject({
         code: 2,

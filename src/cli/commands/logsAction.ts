@@ -3,6 +3,7 @@
  * imports this module only then, so that `weft logs --help` loads none of it.
  */
 
+import { parseDecimal } from "../../util/decimal.ts";
 import type { LogRecord } from "../../util/logRecords.ts";
 import { inTimeOrder } from "../../util/timeOrder.ts";
 import type { ConnectCliOptions } from "./connectOptions.ts";
@@ -68,8 +69,9 @@ export function mergedLines(logs: ClusterLogs): string[] {
 function parseCount(given: string | undefined): number | string {
   if (given === undefined) return 100;
   if (given === "all") return Number.POSITIVE_INFINITY;
-  const n = Number(given);
-  return /^\d+$/.test(given) && Number.isSafeInteger(n)
+  // In decimal, as every numeric option reads (`1e3` too, which digits alone refused).
+  const n = parseDecimal(given);
+  return Number.isSafeInteger(n) && n >= 0
     ? n
     : `--n must be an integer >= 0 or "all", got ${JSON.stringify(given)}`;
 }

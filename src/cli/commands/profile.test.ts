@@ -113,6 +113,9 @@ describe("weft profile", () => {
       ["--interval-us", "1000000"],
       ["--top", "0"],
       ["--top", "50"],
+      // Decimal, as every numeric option reads (digits alone refused these).
+      ["--interval-us", "1e3"],
+      ["--top", "1e1"],
     ]) {
       const r = await profile(...args);
       expect(r.code, args.join(" ")).toBe(2);
@@ -130,6 +133,8 @@ describe("weft profile", () => {
       [["--seconds", " 5 "], '--seconds must be a number above 0 and at most 3600, got " 5 "'],
       [["--interval-us", "99"], '--interval-us must be an integer from 100 to 1000000, got "99"'],
       [["--top", "1.5"], '--top must be an integer from 0 to 50, got "1.5"'],
+      [["--top", "0x10"], '--top must be an integer from 0 to 50, got "0x10"'],
+      [["--top", " 5"], '--top must be an integer from 0 to 50, got " 5"'],
     ] as const) {
       expect(await profile(...args)).toEqual({
         code: 2,

@@ -35,9 +35,10 @@ function positiveNumber(flag: string, given: string, max: number): number | stri
     : `${flag} must be a number above 0 and at most ${max}, got ${JSON.stringify(given)}`;
 }
 
+/** In decimal, as every numeric option reads (`1e3` too, which digits alone refused). */
 function integer(flag: string, given: string, min: number, max: number): number | string {
-  const n = Number(given);
-  return /^\d+$/.test(given) && n >= min && n <= max
+  const n = parseDecimal(given);
+  return Number.isInteger(n) && n >= min && n <= max
     ? n
     : `${flag} must be an integer from ${min} to ${max}, got ${JSON.stringify(given)}`;
 }
