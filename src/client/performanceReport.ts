@@ -6,7 +6,6 @@
  * anywhere, and can be mailed or attached to an issue.
  */
 
-import { writeFile } from "node:fs/promises";
 import type { SchedulerCounters, TaskStreamRecord } from "../protocol/messagesSession.ts";
 import { prefixColour, taskStreamSvg } from "../scheduler/statusCharts.ts";
 import { escapeHtml, Html, htmlPage, htmlTable as table } from "../util/html.ts";
@@ -14,6 +13,7 @@ import { keySplit } from "../util/keySplit.ts";
 import { checkKnownOptions } from "../util/knownOptions.ts";
 import { plural } from "../util/plural.ts";
 import { showValue } from "../util/showValue.ts";
+import { writeWholeFile } from "../util/wholeFile.ts";
 import { checkProfileSettings } from "../worker/profiler.ts";
 import { PERFORMANCE_REPORT_OPTIONS, PROFILE_SETTINGS_OPTIONS } from "./optionNames.ts";
 import { busyMs, type ClusterProfile, type ProfileOptions } from "./profile.ts";
@@ -320,5 +320,5 @@ async function writeReport(
     failed,
     ...(profile !== undefined ? { profile } : {}),
   });
-  await writing("performanceReport", path, () => writeFile(path, html));
+  await writing("performanceReport", path, () => writeWholeFile(path, html));
 }

@@ -6,11 +6,11 @@
  */
 
 import { randomUUID } from "node:crypto";
-import { writeFile } from "node:fs/promises";
 import { withReplyLimit } from "../comm/replyLimit.ts";
 import { asError } from "../util/asError.ts";
 import { checkKnownOptions } from "../util/knownOptions.ts";
 import { showValue } from "../util/showValue.ts";
+import { writeWholeFile } from "../util/wholeFile.ts";
 import type { PeerPool } from "../worker/peerPool.ts";
 import {
   type CpuProfile,
@@ -431,7 +431,9 @@ export async function profileWhile<T>(
   };
   const path = options.path;
   if (path != null) {
-    const written = writing("profile", path, () => writeFile(path, JSON.stringify(merged.profile)));
+    const written = writing("profile", path, () =>
+      writeWholeFile(path, JSON.stringify(merged.profile)),
+    );
     // The code's error wins over a file that cannot be written (a directory the code
     // removed, a full disk), as performanceReport's does: the write's took its place.
     if (outcome.ok) await written;

@@ -3,7 +3,6 @@
  * imports this module only then, so that `weft profile --help` loads none of it.
  */
 
-import { writeFile } from "node:fs/promises";
 import { constants } from "node:os";
 import type { Client } from "../../client/client.ts";
 import { busyMs, type ClusterProfile, type FunctionTime } from "../../client/profile.ts";
@@ -11,6 +10,7 @@ import { asError } from "../../util/asError.ts";
 import { parseDecimal } from "../../util/decimal.ts";
 import { outputProblem } from "../../util/outputFile.ts";
 import { plural } from "../../util/plural.ts";
+import { writeWholeFile } from "../../util/wholeFile.ts";
 import type { ConnectCliOptions } from "./connectOptions.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { untilSignal } from "./serveUntil.ts";
@@ -164,7 +164,7 @@ export async function runProfile(
       ctx.exitCode = EXIT.differences;
     } else {
       try {
-        await writeFile(output, JSON.stringify(profile.profile));
+        await writeWholeFile(output, JSON.stringify(profile.profile));
       } catch (err) {
         ctx.stderr.write(
           `weft profile: cannot write the profile to ${output}: ${asError(err).message}\n`,

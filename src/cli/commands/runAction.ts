@@ -3,7 +3,6 @@
  * imports this module only then, so that `weft run --help` loads none of it.
  */
 
-import { writeFile } from "node:fs/promises";
 import { constants } from "node:os";
 import { type DestinationStream, pino } from "pino";
 import { Client } from "../../client/client.ts";
@@ -19,6 +18,7 @@ import { weftLogger } from "../../util/logger.ts";
 import { outputProblem } from "../../util/outputFile.ts";
 import { plural } from "../../util/plural.ts";
 import { readSchedulerFile } from "../../util/schedulerFile.ts";
+import { writeWholeFile } from "../../util/wholeFile.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { GraphInputError, jsonFriendly, loadGraphInput } from "./graphInput.ts";
 import { connectThroughSchedulerFile } from "./liveSchedulerFile.ts";
@@ -266,7 +266,7 @@ export async function runGraph(
     if (opts.taskStream === undefined || client === null || startedAt === null) return;
     const runs = await client.getTaskStream({ since: startedAt });
     try {
-      await writeFile(opts.taskStream, `${JSON.stringify(runs, null, 2)}\n`);
+      await writeWholeFile(opts.taskStream, `${JSON.stringify(runs, null, 2)}\n`);
     } catch (err) {
       throw new Error(
         `cannot write the task stream to ${opts.taskStream}: ${(err as Error).message}`,
@@ -398,7 +398,7 @@ export async function runGraph(
     }
     if (opts.profile !== undefined && profiling.done !== null) {
       try {
-        await writeFile(opts.profile, JSON.stringify(profiling.done.profile));
+        await writeWholeFile(opts.profile, JSON.stringify(profiling.done.profile));
         ctx.stderr.write(`${profileLine(profiling.done, opts.profile)}\n`);
       } catch (err) {
         ctx.stderr.write(

@@ -4,10 +4,10 @@
  * and `weft sim --dump` make them, for `weft replay` and `weft story`.
  */
 
-import { writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { gzipSync } from "node:zlib";
 import { Packr } from "msgpackr";
+import { writeWholeFile } from "../../util/wholeFile.ts";
 import { weftVersion } from "../version.ts";
 import { dumpEncodingOf } from "./encoding.ts";
 import { stringifyForPyYaml } from "./pyyamlWrite.ts";
@@ -66,5 +66,5 @@ export async function writeClusterDump(
       : Buffer.from(stringifyForPyYaml(dump));
   // Read back by the name's extension: gzipped when it says so (Dask's default, .msgpack.gz).
   const gzipped = dumpEncodingOf(path)?.endsWith(".gz") ?? format === "msgpack";
-  await writeFile(path, gzipped ? gzipSync(bytes) : bytes);
+  await writeWholeFile(path, gzipped ? gzipSync(bytes) : bytes);
 }

@@ -1,0 +1,105 @@
+import { spawnSync } from "node:child_process";
+import {
+  chmodSync,
+  closeSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { writeWholeFile } from "./wholeFile.ts";
+
+const WHOLE_FILE = fileURLToPath(new URL("./wholeFile.ts", import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), "weft-whole-file-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/**
+ * `writeWholeFile(path, 1 MB)` in a process whose files may grow to 64 KiB
+ * (`ulimit -f`: a disk filling up, without one): its error code.
+ */
+function writeMegabyteCappedAt64KiB(path: string): string {
+  const script =
+    `const { writeWholeFile } = await import(${JSON.stringify(WHOLE_FILE)});\n` +
+    `await writeWholeFile(${JSON.stringify(path)}, "x".repeat(1 << 20)).then(\n` +
+    `  () => process.stdout.write("written"),\n` +
+    `  (err) => process.stdout.write(err.code + " " + err.message),\n` +
+    ");\n";
+  const r = spawnSync(
+    "sh",
+    ["-c", 'ulimit -f 128 && exec "$0" "$@"', process.execPath, "--import", "tsx"],
+    { input: script, encoding: "utf8", timeout: 30_000 },
+  );
+  return r.stdout;
+}
+
+describe("writeWholeFile", () => {
+  it("leaves the file as it was when the write fails midway, and no part of it", () => {
+    // writeFile truncated it first: the old file was lost, and 64 KiB of the new left.
+    const sub = join(dir, "capped");
+    mkdirSync(sub);
+    const path = join(sub, "run.cpuprofile");
+    writeFileSync(path, "the profile of yesterday");
+    expect(writeMegabyteCappedAt64KiB(path)).toMatch(/^EFBIG .*file too large/);
+    expect(readFileSync(path, "utf8")).toBe("the profile of yesterday");
+    expect(readdirSync(sub)).toEqual(["run.cpuprofile"]);
+    // A file not there before is not there after.
+    const fresh = join(sub, "fresh.json");
+    expect(writeMegabyteCappedAt64KiB(fresh)).toMatch(/^EFBIG /);
+    expect(readdirSync(sub)).toEqual(["run.cpuprofile"]);
+  }, 60_000);
+
+  it("replaces a file, keeping its permissions, and the file a symlink names, keeping the link", async () => {
+    const sub = join(dir, "replaced");
+    mkdirSync(sub);
+    const path = join(sub, "kept.json");
+    writeFileSync(path, "old");
+    chmodSync(path, 0o600);
+    await writeWholeFile(path, "new");
+    expect(readFileSync(path, "utf8")).toBe("new");
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    const link = join(sub, "link.json");
+    symlinkSync(path, link);
+    await writeWholeFile(link, "through the link");
+    expect(readFileSync(path, "utf8")).toBe("through the link");
+    expect(readdirSync(sub).sort()).toEqual(["kept.json", "link.json"]);
+  });
+
+  it("writes /dev/stdout in place, also when it leads to a file, which is not replaced", () => {
+    // Replaced, the file a shell redirected the output to would lose what came after.
+    const out = join(dir, "stdout.txt");
+    const fd = openSync(out, "w");
+    const inode = statSync(out).ino;
+    const script =
+      `const { writeWholeFile } = await import(${JSON.stringify(WHOLE_FILE)});\n` +
+      `await writeWholeFile("/dev/stdout", "profile\\n");\n` +
+      `process.stdout.write("after\\n");\n`;
+    try {
+      spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+        stdio: ["ignore", fd, "inherit"],
+        timeout: 30_000,
+      });
+    } finally {
+      closeSync(fd);
+    }
+    // The same file, what came after in it (over the profile: writeFile opens the file
+    // afresh, at its start, as it always has).
+    expect(statSync(out).ino).toBe(inode);
+    expect(readFileSync(out, "utf8")).toMatch(/^after\n/);
+  }, 60_000);
+
+  it("names the path given in its errors, not the file written beside it", async () => {
+    const missing = join(dir, "no-such-dir", "out.json");
+    await expect(writeWholeFile(missing, "x")).rejects.toThrow(
+      `ENOENT: no such file or directory, open '${missing}'`,
+    );
+  });
+});

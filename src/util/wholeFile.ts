@@ -1,0 +1,95 @@
+/**
+ * Files a command or a client writes once its work is done (a profile, a cluster
+ * dump, a task stream, a performance report), written whole or not at all.
+ * `writeFile` truncates the file first, then writes: a disk that filled up midway
+ * left the first 8 KiB of a profile (JSON no tool could open) or an empty task
+ * stream, in place of the file that was there before.
+ */
+
+import { randomUUID } from "node:crypto";
+import { chmod, lstat, realpath, rename, rm, stat, writeFile } from "node:fs/promises";
+import { basename, dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/**
+ * Write `data` to `given` (a path or a file URL) whole: into a hidden file beside
+ * it, then renamed over it, so that a failed write (a full disk) leaves the file as
+ * it was, or no file, and never a part. A symlink is followed (the file it names is replaced, the link
+ * kept); a device or a FIFO (`/dev/stdout`) cannot be replaced, and is written in
+ * place, as is a file whose directory does not let a file be made beside it.
+ */
+export async function writeWholeFile(
+  given: string | URL,
+  data: string | Uint8Array,
+): Promise<void> {
+  const path = typeof given === "string" ? given : fileURLToPath(given);
+  const target = await replaceableTarget(path);
+  if (target === null) {
+    await writeFile(path, data);
+    return;
+  }
+  const partial = join(dirname(target.path), `.${basename(target.path)}.${randomUUID()}.partial`);
+  try {
+    await writeFile(partial, data, { flag: "wx" });
+  } catch (err) {
+    await rm(partial, { force: true });
+    // A directory closed to new files (a file there may still be open to writes):
+    // as writeFile does, and with its error.
+    if (isPermissionError(err)) {
+      await writeFile(path, data);
+      return;
+    }
+    throw naming(err, partial, path);
+  }
+  try {
+    // The file replaced keeps its permissions (a profile readable by its owner alone).
+    if (target.mode !== null) await chmod(partial, target.mode);
+    await rename(partial, target.path);
+  } catch (err) {
+    await rm(partial, { force: true });
+    throw naming(err, partial, path);
+  }
+}
+
+/** `err`, saying `path` where it says `partial`, which the caller never named. */
+function naming(err: unknown, partial: string, path: string): unknown {
+  if (err instanceof Error) {
+    err.message = err.message.replaceAll(partial, path);
+    const e = err as NodeJS.ErrnoException;
+    if (e.path === partial) e.path = path;
+  }
+  return err;
+}
+
+/**
+ * Where `path` leads, if a file can be renamed over it there: the regular file it
+ * names (through symlinks) and its permissions, or the path itself with no
+ * permissions to keep when nothing is there yet; null for a device, a FIFO, a
+ * socket, a link to nothing or a name under /dev or /proc, written in place.
+ */
+async function replaceableTarget(
+  path: string,
+): Promise<{ path: string; mode: number | null } | null> {
+  // /dev/stdout leads to the file a shell redirected the output to: replaced, the
+  // process would go on writing its output to the file unlinked.
+  if (/^\/(dev|proc)\//.test(resolve(path))) return null;
+  let real: string;
+  try {
+    real = await realpath(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") return null;
+    // Nothing there, or a link to nothing (writeFile makes its target).
+    const isLink = await lstat(path).then(
+      (s) => s.isSymbolicLink(),
+      () => false,
+    );
+    return isLink ? null : { path: resolve(path), mode: null };
+  }
+  const s = await stat(real);
+  return s.isFile() ? { path: real, mode: s.mode & 0o7777 } : null;
+}
+
+function isPermissionError(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === "EACCES" || code === "EPERM";
+}
