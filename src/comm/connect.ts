@@ -67,12 +67,21 @@ function checkedOptions<T extends object>(what: "connect" | "listen", options: T
 
 /**
  * Throws for an address {@link connect} could not dial, saying why: an unknown
- * scheme, a `tcp://` or `tls://` one without a valid port. For callers that
- * check their arguments before anything else (`Client.connect`).
+ * scheme, a `tcp://` or `tls://` one without a valid port, or with port 0. For
+ * callers that check their arguments before anything else (`Client.connect`, a
+ * Worker's `scheduler`).
  */
 export function checkDialAddress(address: string): void {
   const s = scheme(address);
-  if (s === "tcp" || s === "tls") parseHostPort(address);
+  if (s !== "tcp" && s !== "tls") return;
+  // Port 0 is a listener's "any free port": dialled, it is refused every time, and
+  // a worker (weft worker tcp://host:0, a port left out of a copied --listen) waited
+  // for it until stopped, a client for its whole timeout.
+  if (parseHostPort(address).port === 0) {
+    throw new Error(
+      `port 0 in address ${JSON.stringify(address)} cannot be connected to (it means any free port to a listener): give the port the server listens on`,
+    );
+  }
 }
 
 /** How {@link connect} dials instead of by the address's transport (see {@link setDialer}). */

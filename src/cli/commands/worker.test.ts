@@ -164,6 +164,21 @@ describe("weft worker's options", () => {
     }
   });
 
+  it("refuse a scheduler at port 0 at once, which they waited for until stopped (exit 2)", async () => {
+    const ctx = testContext();
+    let started = false;
+    // --death-timeout bounds the wait that was, should the refusal be gone.
+    await runWorker("tcp://127.0.0.1:0", { ...TEST_WORKER_ARGS, deathTimeout: "500" }, ctx, (w) => {
+      started = true;
+      return w.close();
+    });
+    expect(started).toBe(false);
+    expect(ctx.exitCode).toBe(2);
+    expect(ctx.stderr.text).toContain(
+      'port 0 in address "tcp://127.0.0.1:0" cannot be connected to (it means any free port to a listener)',
+    );
+  });
+
   it("join --resources given more than once, as one list", async () => {
     // Commander keeps an option's last value: the GPU was dropped without a word.
     const cmd = workerCommand(testContext()).action(() => {});
