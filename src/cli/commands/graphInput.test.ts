@@ -18,6 +18,17 @@ describe("loadGraphInput", () => {
     }
   });
 
+  it("reads a JSON graph that starts with a byte order mark, as Windows editors write it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "weft-graph-input-"));
+    try {
+      const file = join(dir, "bom.json");
+      writeFileSync(file, `\uFEFF${JSON.stringify({ a: 1, b: ["inc", "a"] })}`);
+      expect((await loadGraphInput(file)).graph).toEqual({ a: 1, b: ["inc", "a"] });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("refuses a device, unread: a graph linked to /dev/zero was read forever", async () => {
     const dir = mkdtempSync(join(tmpdir(), "weft-graph-input-"));
     try {

@@ -44,7 +44,9 @@ function checkKeys(keys: unknown, file: string): readonly string[] | undefined {
 async function fromJson(file: string): Promise<GraphInput> {
   let data: unknown;
   try {
-    data = JSON.parse(await readFile(file, "utf8"));
+    // Without the byte order mark that Windows editors (Notepad, PowerShell 5's
+    // Out-File) put first, which JSON.parse refused as an invisible "Unexpected token".
+    data = JSON.parse((await readFile(file, "utf8")).replace(/^\uFEFF/, ""));
   } catch (err) {
     throw new GraphInputError(`${file}: cannot read the graph: ${(err as Error).message}`);
   }
