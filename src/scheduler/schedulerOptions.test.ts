@@ -38,6 +38,15 @@ describe("resolveSchedulerOptions", () => {
     );
   });
 
+  it("refuses a preload that is not an array, naming the option", () => {
+    // It failed as "(o.preload ?? []).map is not a function".
+    expect(() => resolveSchedulerOptions({ logger, preload: "./setup.ts" as never })).toThrow(
+      new TypeError(
+        'Scheduler option preload must be an array of file URLs or paths, got "./setup.ts"',
+      ),
+    );
+  });
+
   it("refuses a workerTtlMs of 0, which would remove every worker at once", () => {
     expect(() => resolveSchedulerOptions({ logger, workerTtlMs: 0 })).toThrow(
       "Scheduler option workerTtlMs must be > 0 (Infinity: never)",

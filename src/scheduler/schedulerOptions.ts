@@ -348,7 +348,7 @@ export function resolveSchedulerOptions(o: SchedulerOptions = {}): ResolvedSched
     httpAddress,
     metricsNamespace,
     plugins: pluginList(o.plugins),
-    preload: (o.preload ?? []).map((m) => preloadUrl(m, "Scheduler option preload")),
+    preload: preloadList(o.preload),
     taskModules: moduleList(o.taskModules),
   };
 }
@@ -381,6 +381,20 @@ function moduleList(modules: readonly (string | URL)[] | undefined): readonly st
 }
 
 const TASK_MODULES = "Scheduler option taskModules";
+
+/**
+ * `preload`, checked to be an array, as a Worker's is: a lone path failed as
+ * `(o.preload ?? []).map is not a function`, naming no option.
+ */
+function preloadList(preload: readonly (string | URL)[] | undefined): readonly string[] {
+  if (preload === undefined) return [];
+  if (!Array.isArray(preload)) {
+    throw new TypeError(
+      `Scheduler option preload must be an array of file URLs or paths, got ${showValue(preload)}`,
+    );
+  }
+  return preload.map((m) => preloadUrl(m, "Scheduler option preload"));
+}
 
 function pluginList(plugins: readonly SchedulerPlugin[] | undefined): readonly SchedulerPlugin[] {
   if (plugins === undefined) return [];
