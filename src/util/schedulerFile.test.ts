@@ -175,4 +175,23 @@ describe("readSchedulerFile's options", () => {
     );
     await expect(readSchedulerFile(missing, { timeoutMs: 10 })).rejects.toThrow(missing);
   });
+
+  it("refuses a signal or an onWaiting of the wrong type, and shows a BigInt as one, naming the option", async () => {
+    // They failed as "signal?.throwIfAborted is not a function" and, once the file
+    // was found missing, "options.onWaiting is not a function"; a BigInt showed as "5".
+    const missing = join(tmpdir(), `weft-no-such-scheduler-file-${process.pid}.json`);
+    for (const [options, message] of [
+      [{ signal: {} }, "readSchedulerFile: signal must be an AbortSignal, got {}"],
+      [{ onWaiting: 5, timeoutMs: 10 }, "readSchedulerFile: onWaiting must be a function, got 5"],
+      [
+        { timeoutMs: 5n },
+        'readSchedulerFile: timeoutMs must be a number of ms >= 0 (or Infinity), got "5n"',
+      ],
+    ] as const) {
+      await expect(readSchedulerFile(missing, options as never)).rejects.toThrow(message);
+    }
+    await expect(readSchedulerFile(5n as never)).rejects.toThrow(
+      'readSchedulerFile: the path must be a non-empty string, got "5n"',
+    );
+  });
 });

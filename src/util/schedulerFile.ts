@@ -114,7 +114,7 @@ export async function readSchedulerFile(
 ): Promise<string> {
   if (typeof path !== "string" || path === "") {
     throw new TypeError(
-      `readSchedulerFile: the path must be a non-empty string, got ${String(path)}`,
+      `readSchedulerFile: the path must be a non-empty string, got ${showValue(path)}`,
     );
   }
   // Or null read as "Cannot read properties of null", and a misspelt `timeout` waited 30 s.
@@ -126,15 +126,27 @@ export async function readSchedulerFile(
   const pollMs = options.pollMs ?? 100;
   if (!(typeof timeoutMs === "number" && timeoutMs >= 0)) {
     throw new RangeError(
-      `readSchedulerFile: timeoutMs must be a number of ms >= 0 (or Infinity), got ${String(timeoutMs)}`,
+      `readSchedulerFile: timeoutMs must be a number of ms >= 0 (or Infinity), got ${showValue(timeoutMs)}`,
     );
   }
   if (!(typeof pollMs === "number" && pollMs > 0 && Number.isFinite(pollMs))) {
     throw new RangeError(
-      `readSchedulerFile: pollMs must be a finite number of ms > 0, got ${String(pollMs)}`,
+      `readSchedulerFile: pollMs must be a finite number of ms > 0, got ${showValue(pollMs)}`,
     );
   }
-  const { signal } = options;
+  const { signal, onWaiting } = options;
+  // Else "signal?.throwIfAborted is not a function", or, once the file was found
+  // missing, "options.onWaiting is not a function", naming no option.
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new TypeError(
+      `readSchedulerFile: signal must be an AbortSignal, got ${showValue(signal)}`,
+    );
+  }
+  if (onWaiting !== undefined && typeof onWaiting !== "function") {
+    throw new TypeError(
+      `readSchedulerFile: onWaiting must be a function, got ${showValue(onWaiting)}`,
+    );
+  }
   const deadline = Date.now() + timeoutMs;
   let told = false;
   /** What `onWaiting` threw, or its promise rejected with: the call rejects with it. */
@@ -168,7 +180,7 @@ export async function readSchedulerFile(
         told = true;
         // Its promise's rejection too: dropped, it was an unhandled rejection.
         callGuarded(
-          () => options.onWaiting?.(),
+          () => onWaiting?.(),
           (err) => {
             // Once the call is over (the file came), only a warning can tell of it.
             if (over) warnCallbackFailed("readSchedulerFile onWaiting failed", err);
