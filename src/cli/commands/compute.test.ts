@@ -7,6 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
+import { closeTestClusters, testCluster } from "../../client/testCluster.ts";
 import { WIRE_PROTOCOL_VERSION, weftVersion } from "../../protocol/version.ts";
 import { Scheduler } from "../../scheduler/scheduler.ts";
 import { FakeScheduler } from "../../worker/testScheduler.ts";
@@ -380,6 +381,34 @@ describe("weft run, scheduler, worker", () => {
     expect(err).toMatch(/weft run: interrupted \(SIGINT\)\n$/);
     expect(ctx.stdout.text).toBe("");
     expect(process.listenerCount("SIGINT")).toBe(0);
+  });
+
+  it("weft run --scheduler --profile: Ctrl-C stops the workers' profilers, which profiled on for an hour", async () => {
+    // A task module of its own: the inline executor shares this process's task registry.
+    const tasks = join(dir, "profiledSleepTasks.mts");
+    const weftIndex = new URL("../../client/index.ts", import.meta.url).href;
+    writeFileSync(
+      tasks,
+      `import { defineTask } from ${JSON.stringify(weftIndex)};\n` +
+        `defineTask("cli.profiledSleep", (ms) => new Promise((r) => setTimeout(() => r(ms), ms)));\n`,
+    );
+    const { cluster } = await testCluster({ workers: 1, taskModules: [tasks] });
+    try {
+      const graph = jsonFile("profiled.json", { a: ["cli.profiledSleep", 20_000] });
+      const output = join(dir, "interrupted.cpuprofile");
+      const ctx = context();
+      const args = ["run", graph, "--scheduler", cluster.address, "--profile", output];
+      const running = main(["node", "weft", ...args, "--no-progress"], ctx);
+      const worker = cluster.workers[0] as unknown as { profiler: { current: string | null } };
+      while (worker.profiler.current === null) await sleep(20);
+      process.emit("SIGINT", "SIGINT");
+      expect(await running).toBe(130);
+      expect(ctx.stderr.text).toBe("weft run: interrupted (SIGINT)\n");
+      // Stopped, not profiling on (weft profile then refused: "a profile is under way").
+      expect(worker.profiler.current).toBeNull();
+    } finally {
+      await closeTestClusters();
+    }
   });
 
   it("weft run prints a graph's literals that no task uses", async () => {

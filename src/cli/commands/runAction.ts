@@ -4,6 +4,7 @@
  */
 
 import { constants } from "node:os";
+import { setTimeout as sleep } from "node:timers/promises";
 import { type DestinationStream, pino } from "pino";
 import { Client } from "../../client/client.ts";
 import { CancelledError, NoWorkerError, RemoteTaskError } from "../../client/errors.ts";
@@ -86,6 +87,9 @@ function profileLine(p: ClusterProfile<unknown>, path: string): string {
 
 /** How long `--profile` lets the workers profile. */
 const PROFILE_MAX_MS = 3_600_000;
+
+/** How long an interrupted `--profile` waits for the workers to stop profiling. */
+const PROFILE_STOP_WAIT_MS = 10_000;
 
 function describeFailure(err: unknown): string {
   if (err instanceof RemoteTaskError) {
@@ -371,14 +375,26 @@ export async function runGraph(
     startedAt = Date.now() / 1000;
     try {
       const get = (c: Client) => c.get(input.graph, keys === undefined ? {} : { keys });
+      // --profile: the code profiled ends with the signal too, so that the workers'
+      // profilers are stopped: left, a running scheduler's workers profiled on for the
+      // hour of PROFILE_MAX_MS, refusing every other profile meanwhile.
       const computing =
         opts.profile === undefined
           ? get(client)
-          : profiled(client, get, (p) => {
-              profiling.done = p;
-            });
+          : profiled(
+              client,
+              (c) => Promise.race([get(c), interrupted.then(() => ({}))]),
+              (p) => {
+                profiling.done = p;
+              },
+            );
       signal = await Promise.race([computing.then(() => null), interrupted]);
       result = signal === null ? await computing : {};
+      if (signal !== null && opts.profile !== undefined) {
+        // A second Ctrl-C ends the process at once, should a worker not answer.
+        const bound = sleep(PROFILE_STOP_WAIT_MS, undefined, { ref: false });
+        await Promise.race([computing.catch(() => {}), bound]);
+      }
     } finally {
       finished();
       await progress?.stop();
