@@ -11,25 +11,38 @@ import {
   SCHEDULER_FILE_OPTION,
   type SchedulerFileCliOptions,
 } from "./schedulerChoice.ts";
-import { addTlsOptions, type TlsCliOptions } from "./serverOptions.ts";
+import {
+  addFrameLimitOptions,
+  addTlsOptions,
+  type FrameLimitCliOptions,
+  type TlsCliOptions,
+} from "./serverOptions.ts";
 
 /** Options of the commands that connect to a scheduler as a client. */
-export interface ConnectCliOptions extends TlsCliOptions, SchedulerFileCliOptions {
+export interface ConnectCliOptions
+  extends TlsCliOptions,
+    FrameLimitCliOptions,
+    SchedulerFileCliOptions {
   readonly connectTimeout?: string;
 }
 
 /**
  * Add the options of {@link ConnectCliOptions} (`--scheduler-file`,
- * `--connect-timeout`, TLS) to `cmd`.
+ * `--connect-timeout`, TLS, the frame limits) to `cmd`. The frame limits are the
+ * cluster's, as `weft run --scheduler` takes them: a command with the defaults
+ * could not talk to a cluster run with a `--max-frame-bytes` of its own (its
+ * upload's frame closed the connection, a reply's frame was refused).
  */
 export function addConnectOptions(cmd: Command): Command {
   return addTlsOptions(
-    cmd
-      .option("--scheduler-file <path>", SCHEDULER_FILE_OPTION)
-      .option(
-        "--connect-timeout <ms|duration>",
-        `how long to wait for the scheduler to accept the connection (${MILLISECONDS_FORMS}; default: 10000)`,
-      ),
+    addFrameLimitOptions(
+      cmd
+        .option("--scheduler-file <path>", SCHEDULER_FILE_OPTION)
+        .option(
+          "--connect-timeout <ms|duration>",
+          `how long to wait for the scheduler to accept the connection (${MILLISECONDS_FORMS}; default: 10000)`,
+        ),
+    ),
   );
 }
 

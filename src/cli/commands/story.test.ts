@@ -101,6 +101,7 @@ describe("weft story", () => {
     for (const [args, said] of [
       [["--connect-timeout", "abc"], "--connect-timeout is"],
       [["--tls-cert", "c.pem", "--tls-key", "k.pem"], "--tls-cert, --tls-key are"],
+      [["--max-frame-bytes", "1MiB"], "--max-frame-bytes is"],
     ] as const) {
       const r = await runWeft(["story", "k", dump, ...args]);
       expect(r, args.join(" ")).toMatchObject({ code: 2, out: "" });

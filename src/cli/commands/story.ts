@@ -24,7 +24,7 @@ export function storyCommand(ctx: CliContext): Command {
       .option("--json", "print the records as JSON")
       .addHelpText(
         "after",
-        "\nEach line: time (UTC), where it happened (scheduler or worker address), the record.\nReplayed records are marked with *. Of a running cluster, the records its scheduler and\nworkers keep now (client.story); --replay and --follow-log are for dumps (--connect-timeout\nand --tls-* for a running cluster). With --scheduler-file FILE every argument is a key,\nasked of the scheduler FILE names.\nExit codes: 0 found, 1 no record mentions them (or a worker's could not be read), 2 unreadable\ninput or a scheduler that cannot be reached.",
+        "\nEach line: time (UTC), where it happened (scheduler or worker address), the record.\nReplayed records are marked with *. Of a running cluster, the records its scheduler and\nworkers keep now (client.story); --replay and --follow-log are for dumps (--connect-timeout,\n--tls-* and the frame limits for a running cluster). With --scheduler-file FILE every argument is a key,\nasked of the scheduler FILE names.\nExit codes: 0 found, 1 no record mentions them (or a worker's could not be read), 2 unreadable\ninput or a scheduler that cannot be reached.",
       )
       .action(async (args: string[], opts: StoryOptions, cmd: Command) => {
         await (await import("./storyAction.ts")).runStory(args, opts, cmd, ctx);

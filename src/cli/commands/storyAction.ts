@@ -53,6 +53,8 @@ const CONNECT_FLAGS = [
   ["tlsCaFile", "--tls-ca-file"],
   ["tlsCert", "--tls-cert"],
   ["tlsKey", "--tls-key"],
+  ["maxFrameBytes", "--max-frame-bytes"],
+  ["maxMessageBytes", "--max-message-bytes"],
 ] as const satisfies readonly (readonly [keyof StoryOptions, string])[];
 
 /**

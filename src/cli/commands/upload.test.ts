@@ -155,6 +155,40 @@ describe("weft upload", () => {
     }
   });
 
+  it("takes the cluster's --max-frame-bytes, without which a cluster run with its own could not be reached", async () => {
+    // The commands that connect had no --max-frame-bytes: a 20 KB file went in one
+    // frame, which a cluster of 4 KiB frames refused, closing the connection.
+    const scheduler = await Scheduler.start({
+      listen: "tcp://127.0.0.1:0",
+      maxFrameBytes: 4096,
+      logger: pino({ level: "silent" }),
+    });
+    const { worker, done } = await cliWorker(scheduler.address, testContext(), {
+      allowUploads: true,
+      maxFrameBytes: "4KiB",
+    });
+    try {
+      const data = join(dir, "twenty-kb.txt");
+      writeFileSync(data, "x".repeat(20_000));
+      const upload = ["upload", scheduler.address, "--no-load", data];
+      expect(await runWeft([...upload, "--max-frame-bytes", "4KiB"])).toEqual({
+        code: 0,
+        out: `uploaded ${data} to 1 worker\n`,
+        err: "",
+      });
+      // Checked as weft worker checks them, for every command that connects.
+      expect(await runWeft(["status", scheduler.address, "--max-message-bytes", "100"])).toEqual({
+        code: 2,
+        out: "",
+        err: "weft status: --max-message-bytes must be at least 64KiB (a cluster's own messages, such as a worker's registration and heartbeats, need room), got \"100\" (100 bytes; a size without a unit is in bytes)\n",
+      });
+    } finally {
+      await worker.close();
+      await done;
+      await scheduler.close();
+    }
+  });
+
   it("weft run --upload sends modules before computing, with --scheduler only", async () => {
     const scheduler = await quietScheduler();
     const wctx = testContext();

@@ -14,7 +14,13 @@ import {
   waitingForFileLine,
   waitingForSchedulerLine,
 } from "./schedulerChoice.ts";
-import { requireTlsScheme, stderrLogger, timeoutMs, tlsFrom } from "./serveUntil.ts";
+import {
+  frameLimitsFrom,
+  requireTlsScheme,
+  stderrLogger,
+  timeoutMs,
+  tlsFrom,
+} from "./serveUntil.ts";
 
 /**
  * Connect as a client for the command `name` to the scheduler the command line
@@ -34,6 +40,7 @@ export async function withClient(
   let client: Client;
   try {
     const connectMs = timeoutMs("--connect-timeout", opts.connectTimeout ?? "10000");
+    const limits = frameLimitsFrom(opts);
     // Waits are said at once on stderr (stdout stays clean for --json): they may last --connect-timeout.
     const secure = tlsFrom(opts);
     const address = await schedulerAddress(scheduler, opts.schedulerFile, connectMs, (path) =>
@@ -44,6 +51,7 @@ export async function withClient(
       Client.connect(where, {
         name,
         timeoutMs: connectMs,
+        ...limits,
         ...secure,
         // A command's output is its own: the client says nothing but that it waits.
         logger: stderrLogger(`weft.${name}`, "silent"),
