@@ -236,8 +236,12 @@ describe("misuse is answered with an error naming the method and the argument", 
         [() => c.unregisterNannyPlugin(5), /^unregisterNannyPlugin: name .*, got 5$/],
         [() => c.subscribeTopic("t", {}), /^subscribeTopic: the handler must be .*, got \{\}$/],
         [() => c.close(5), /^close: why must be a string, got 5$/],
-        [() => Client.connect(5 as Loose), /^Client\.connect: the address must be a string/],
-        [() => Client.connect(""), /^Client\.connect: the address must be a string .*, got ""$/],
+        [() => Client.connect(5 as Loose), /^Client\.connect: the address must be a non-empty/],
+        // "must be a string, got \"\"" said it was not one.
+        [
+          () => Client.connect(""),
+          /^Client\.connect: the address must be a non-empty string .*, got ""$/,
+        ],
         [
           () => Client.connect("bogus://x"),
           /^Client\.connect: unknown address scheme "bogus" in "bogus:\/\/x": expected one of inproc, tcp, tls$/,

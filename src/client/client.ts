@@ -389,7 +389,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   private static checkedAddress(address: unknown): string {
     if (typeof address !== "string" || address === "") {
       throw new TypeError(
-        `Client.connect: the address must be a string (tcp://host:port, …), got ${showValue(address)}`,
+        `Client.connect: the address must be a non-empty string (tcp://host:port, …), got ${showValue(address)}`,
       );
     }
     try {

@@ -44,7 +44,9 @@ it("a bad address given is a TypeError, and a rejection of the function ends the
   );
   await expect(
     Client.connect(async () => 5 as unknown as string, { logger: silent }),
-  ).rejects.toThrow("Client.connect: the address must be a string (tcp://host:port, …), got 5");
+  ).rejects.toThrow(
+    "Client.connect: the address must be a non-empty string (tcp://host:port, …), got 5",
+  );
   const gone = await refusingAddress();
   let calls = 0;
   const why = new Error("the scheduler file is gone");
