@@ -54,7 +54,8 @@ describe("weft", () => {
     expect(bare.err).toContain("at least one key");
     const help = await weft(["story", "--help"]);
     expect(help.out).toMatch(
-      /Arguments:\n {2}key +task keys .*the\s+last argument is the cluster dump file/s,
+      // Wrapped where the widest option's column leaves room: any space may be a line break.
+      /Arguments:\n {2}key +task keys .*the\s+last\s+argument\s+is\s+the\s+cluster\s+dump\s+file/s,
     );
   });
 
