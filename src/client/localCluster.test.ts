@@ -96,6 +96,33 @@ describe("LocalCluster whose scheduler closes under it", () => {
   });
 });
 
+describe("LocalCluster's size", () => {
+  it("is refused past what one process runs, before anything starts; scale too", async () => {
+    await expect(LocalCluster.start({ workers: 1025 })).rejects.toThrow(
+      new RangeError(
+        'LocalCluster option workers × threadsPerWorker must be at most 1024 with the threads executor (one process: each thread is a V8 isolate, all started at once; executor "inline" starts none), got 1025 × 1',
+      ),
+    );
+    await expect(LocalCluster.start({ workers: 300, threadsPerWorker: 4 })).rejects.toThrow(
+      /got 300 × 4$/,
+    );
+    await expect(LocalCluster.start({ workers: 1e9, executor: "inline" })).rejects.toThrow(
+      new RangeError(
+        "LocalCluster option workers must be at most 10000 (one process), got 1000000000",
+      ),
+    );
+    const cluster = await LocalCluster.start({ workers: 0, threadsPerWorker: 512 });
+    try {
+      await expect(cluster.scale(3)).rejects.toThrow(
+        /^scale: n × threadsPerWorker must be at most 1024 .*got 3 × 512$/,
+      );
+      expect(cluster.workers).toHaveLength(0);
+    } finally {
+      await cluster.close();
+    }
+  });
+});
+
 describe("LocalCluster's worker options", () => {
   it("are checked before anything starts, even with no worker to make yet (workers: 0, for scale or adapt)", async () => {
     await expect(

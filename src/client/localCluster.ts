@@ -22,6 +22,7 @@ import { envLogLevel, weftLogger } from "../util/logger.ts";
 import { loggerOption } from "../util/loggerOption.ts";
 import { existingModuleUrl, fileModuleUrl } from "../util/moduleUrl.ts";
 import { showValue } from "../util/showValue.ts";
+import { MAX_POOL_THREADS } from "../worker/poolThreads.ts";
 import { Worker } from "../worker/worker.ts";
 import { resolveWorkerOptions, type WorkerOptions } from "../worker/workerOptions.ts";
 import { Adaptive, type AdaptOptions } from "./adaptive.ts";
@@ -239,6 +240,12 @@ export class LocalCluster {
     private readonly clusterLogger: Logger,
     /** The credentials its clients connect with (`protocol: "tls"`). */
     private readonly tls: TlsCredentials | undefined,
+    /** How many workers it may run at once (see {@link mostWorkers}), and why. */
+    private readonly size: {
+      readonly maxWorkers: number;
+      readonly executor: "inline" | "threads";
+      readonly nthreads: number;
+    },
   ) {
     this.slots = [...workers];
     this.restarts = workers.map(() => 0);
@@ -278,6 +285,11 @@ export class LocalCluster {
         `LocalCluster option executor must be "inline" or "threads", got ${showValue(executor)}`,
       );
     }
+    const maxWorkers = mostWorkers(executor, nthreads);
+    if (nWorkers > maxWorkers)
+      throw new RangeError(
+        tooManyWorkers("LocalCluster option workers", nWorkers, executor, nthreads),
+      );
     const protocol = options.protocol ?? "inproc";
     if (protocol !== "inproc" && protocol !== "tcp" && protocol !== "tls") {
       throw new TypeError(
@@ -367,6 +379,7 @@ export class LocalCluster {
       maxWorkerRestarts,
       logger.child({ name: "weft.cluster" }),
       tls,
+      { maxWorkers, executor, nthreads },
     );
   }
 
@@ -529,6 +542,10 @@ export class LocalCluster {
     if (!Number.isInteger(n) || n < 0) {
       return Promise.reject(new RangeError(`scale: n must be an integer ≥ 0, got ${showValue(n)}`));
     }
+    const { maxWorkers, executor, nthreads } = this.size;
+    if (n > maxWorkers) {
+      return Promise.reject(new RangeError(tooManyWorkers("scale: n", n, executor, nthreads)));
+    }
     this.adaptive?.stop();
     this.adaptive = null;
     return this.scaleTo(n);
@@ -551,7 +568,8 @@ export class LocalCluster {
         state: this.scheduler.state,
         workerCount: () => this.stayingCount,
         ownWorkers: () => this.ownAddresses(),
-        scaleTo: (n) => this.scaleTo(n),
+        // Past what the process can run, the work waits for the workers it has.
+        scaleTo: (n) => this.scaleTo(Math.min(n, this.size.maxWorkers)),
         logger: this.clusterLogger,
       },
       options,
@@ -766,4 +784,31 @@ export class LocalCluster {
     })();
     return this.closePromise;
   }
+}
+
+/** The most workers one process runs, of any executor: each a state machine, a connection, timers. */
+export const MAX_LOCAL_WORKERS = 10_000;
+
+/**
+ * How many workers of `nthreads` threads a LocalCluster may run at once: with
+ * the threads executor, as many as {@link MAX_POOL_THREADS} threads allow (a
+ * million workers, or threads, started at once ran the process out of memory,
+ * a fatal V8 error, not a refusal); else {@link MAX_LOCAL_WORKERS}.
+ */
+function mostWorkers(executor: "inline" | "threads", nthreads: number): number {
+  return executor === "threads"
+    ? Math.min(MAX_LOCAL_WORKERS, Math.floor(MAX_POOL_THREADS / nthreads))
+    : MAX_LOCAL_WORKERS;
+}
+
+/** The refusal of `n` workers, more than {@link mostWorkers}. */
+function tooManyWorkers(
+  what: string,
+  n: number,
+  executor: "inline" | "threads",
+  nthreads: number,
+): string {
+  return executor === "threads" && n * nthreads > MAX_POOL_THREADS
+    ? `${what} × threadsPerWorker must be at most ${MAX_POOL_THREADS} with the threads executor (one process: each thread is a V8 isolate, all started at once; executor "inline" starts none), got ${n} × ${nthreads}`
+    : `${what} must be at most ${MAX_LOCAL_WORKERS} (one process), got ${n}`;
 }

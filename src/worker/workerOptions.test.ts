@@ -38,3 +38,18 @@ describe("resolveWorkerOptions: what a bad value's refusal shows", () => {
     }
   });
 });
+
+describe("resolveWorkerOptions: threads", () => {
+  it("refuses more pool threads than one process starts, and takes them with executor inline", () => {
+    // A million were started at once, until the process ran out of memory (a fatal V8 error).
+    expect(() => resolveWorkerOptions({ scheduler, nthreads: 1025 })).toThrow(
+      new RangeError(
+        'Worker option nthreads must be at most 1024 with the threads executor (each thread is a V8 isolate, all started at once; executor "inline" starts none), got 1025',
+      ),
+    );
+    expect(resolveWorkerOptions({ scheduler, nthreads: 1024 }).nthreads).toBe(1024);
+    expect(resolveWorkerOptions({ scheduler, nthreads: 5000, executor: "inline" }).nthreads).toBe(
+      5000,
+    );
+  });
+});

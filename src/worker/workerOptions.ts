@@ -23,6 +23,7 @@ import { showValue } from "../util/showValue.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
 import type { MemoryMeasure } from "./memoryMonitor.ts";
 import type { NannyLink } from "./nannyLink.ts";
+import { MAX_POOL_THREADS } from "./poolThreads.ts";
 
 /** Options of a {@link Worker}. */
 export interface WorkerOptions {
@@ -522,7 +523,16 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
   const plain = o.tls === undefined ? null : plainListenProblem(listen, "Worker option");
   if (plain !== null) throw new TypeError(plain);
   const { httpAddress, metricsNamespace } = resolveHttpOptions(o, "Worker");
-  const nthreads = positiveInt("nthreads", o.nthreads ?? availableParallelism());
+  // The default never refused, on a machine of more CPUs than that.
+  const nthreads = positiveInt(
+    "nthreads",
+    o.nthreads ?? Math.min(availableParallelism(), MAX_POOL_THREADS),
+  );
+  if (executor === "piscina" && nthreads > MAX_POOL_THREADS) {
+    throw new RangeError(
+      `Worker option nthreads must be at most ${MAX_POOL_THREADS} with the threads executor (each thread is a V8 isolate, all started at once; executor "inline" starts none), got ${nthreads}`,
+    );
+  }
   const connectTimeoutMs = timerMs("connectTimeoutMs", o.connectTimeoutMs ?? 30_000);
   const lifetimeMs =
     o.lifetimeMs === undefined || o.lifetimeMs === null

@@ -264,13 +264,8 @@ export function nonNegativeInt(name: string, text: string): number {
   return exact(name, n, text);
 }
 
-/**
- * The most pool threads one process starts for its workers' tasks (`--executor
- * threads`): each is a V8 isolate of several MB, all started at once, and
- * `--nthreads 100000` grew the process by some 300 MB a second, saying nothing, until
- * the machine ran out of memory. Inline workers start no thread.
- */
-export const MAX_POOL_THREADS = 1024;
+/** The most pool threads one process starts (see poolThreads.ts). */
+export { MAX_POOL_THREADS } from "../../worker/poolThreads.ts";
 
 /**
  * Parse a timeout or interval option: whole milliseconds (`30000`) or a duration
