@@ -220,7 +220,7 @@ describe("weft scheduler --preload", () => {
       );
       expect(bad.exitCode).toBe(2);
       expect(bad.stderr.text).toMatch(
-        /^weft scheduler: cannot start: Scheduler option preload: no such file: .*missing\.mjs\n$/,
+        /^weft scheduler: cannot start: --preload: no such file: .*missing\.mjs\n$/,
       );
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -266,7 +266,7 @@ describe("weft scheduler --preload", () => {
       );
       expect(bad.exitCode).toBe(2);
       expect(bad.stderr.text).toMatch(
-        /^weft scheduler: cannot start: Scheduler option taskModules: no such file: .*missing\.mjs\n$/,
+        /^weft scheduler: cannot start: --tasks: no such file: .*missing\.mjs\n$/,
       );
     } finally {
       rmSync(dir, { recursive: true, force: true });

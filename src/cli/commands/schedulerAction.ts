@@ -14,6 +14,7 @@ import { reachableAddressFor } from "../../worker/contactAddress.ts";
 import { type CliContext, EXIT, serveDespiteOutputErrors } from "./context.ts";
 import { checkListenAddress } from "./listenAddress.ts";
 import { millisecondsOption } from "./millisecondsOption.ts";
+import { withOptionFlags } from "./optionFlags.ts";
 import type { FrameLimitCliOptions, HttpCliOptions, TlsCliOptions } from "./serverOptions.ts";
 import {
   frameLimitsFrom,
@@ -171,7 +172,7 @@ export async function runScheduler(
       await givingUp;
       return;
     }
-    ctx.stderr.write(`weft scheduler: cannot start: ${(err as Error).message}\n`);
+    ctx.stderr.write(`weft scheduler: cannot start: ${withOptionFlags((err as Error).message)}\n`);
     ctx.exitCode = EXIT.usage;
     return;
   }

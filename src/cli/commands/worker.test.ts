@@ -102,6 +102,21 @@ describe("weft worker's options", () => {
     );
   });
 
+  it("name --tasks and --preload by their flags when the Worker refuses a module", async () => {
+    for (const [flag, args] of [
+      ["--tasks", { tasks: ["/no/such/tasks.mjs"] }],
+      ["--preload", { preload: ["/no/such/setup.mjs"] }],
+    ] as const) {
+      const ctx = testContext();
+      await runWorker(scheduler.address, { ...TEST_WORKER_ARGS, ...args }, ctx, (w) => w.close());
+      expect(ctx.exitCode).toBe(2);
+      // It was "Worker option taskModules: no such file: …", an option never given.
+      expect(ctx.stderr.text).toMatch(
+        new RegExp(`^weft worker: cannot start: ${flag}: no such file: /no/such/`),
+      );
+    }
+  });
+
   it("take the top of (0, 1] for --memory-target", async () => {
     // Below every threshold left on: terminating at 1 would leave it no room.
     expect(

@@ -29,6 +29,7 @@ import {
   NANNY_GONE_EXIT_MS,
   watchNanny,
 } from "./nannyChildExit.ts";
+import { withOptionFlags } from "./optionFlags.ts";
 import { schedulerChoiceProblem } from "./schedulerChoice.ts";
 import type { FrameLimitCliOptions, HttpCliOptions, TlsCliOptions } from "./serverOptions.ts";
 import {
@@ -267,7 +268,9 @@ export async function runWorker(
       return; // said why already
     }
     // The start deadline's error names the API option; a command-line user gave the flag.
-    const why = (err as Error).message.replace("(deathTimeoutMs, ", "(--death-timeout, ");
+    const why = withOptionFlags(
+      (err as Error).message.replace("(deathTimeoutMs, ", "(--death-timeout, "),
+    );
     ctx.stderr.write(`weft worker: cannot start: ${why}\n`);
     ctx.exitCode = EXIT.usage;
     return;
