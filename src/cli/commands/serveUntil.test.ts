@@ -18,6 +18,9 @@ describe("parseResources (weft worker --resources)", () => {
     expect(parseResources("GPU=1,MEM=8e9")).toEqual({ GPU: 1, MEM: 8e9 });
     expect(parseResources("GPU=0")).toEqual({ GPU: 0 });
     expect(parseResources("")).toEqual({});
+    // Dask's --resources "GPU=2 MEM=10e9", apart by spaces: refused as 'bad resource'.
+    expect(parseResources("GPU=2 MEM=10e9")).toEqual({ GPU: 2, MEM: 10e9 });
+    expect(parseResources(" GPU = 1 ,\tMEM=2 ")).toEqual({ GPU: 1, MEM: 2 });
   });
 
   it("refuses a pair without an amount instead of reading it as 0", () => {

@@ -65,10 +65,14 @@ export function logStopSignal(logger: Logger, stoppedBy: unknown): void {
   logger.info({ signal: stoppedBy }, `received ${stoppedBy}; closing`);
 }
 
-/** Parse `GPU=1,MEM=4e9` into `{GPU: 1, MEM: 4e9}`; throws a clear error. */
+/**
+ * Parse `GPU=1,MEM=4e9` into `{GPU: 1, MEM: 4e9}`; throws a clear error. Pairs
+ * apart by spaces are read too, as Dask's `--resources "GPU=2 MEM=10e9"` writes them
+ * (spaces around `=` stay inside the pair).
+ */
 export function parseResources(text: string): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const part of text.split(",")) {
+  for (const part of text.replace(/\s*=\s*/g, "=").split(/[\s,]+/)) {
     if (part.trim() === "") continue;
     const eq = part.indexOf("=");
     const name = eq > 0 ? part.slice(0, eq).trim() : "";

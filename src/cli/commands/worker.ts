@@ -51,7 +51,7 @@ export function workerCommand(ctx: CliContext): Command {
     )
     .option(
       "--resources <list>",
-      "abstract resources this worker has, e.g. GPU=1,MEM=8e9; repeat for more",
+      'abstract resources this worker has, e.g. GPU=1,MEM=8e9 (or apart by spaces, as Dask writes them: "GPU=1 MEM=8e9"); repeat for more',
       joinRepeatedList,
     )
     .option(
