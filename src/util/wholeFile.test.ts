@@ -1,7 +1,9 @@
 import { spawnSync } from "node:child_process";
 import {
   chmodSync,
+  chownSync,
   closeSync,
+  linkSync,
   mkdirSync,
   mkdtempSync,
   openSync,
@@ -15,8 +17,27 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { writeWholeFile } from "./wholeFile.ts";
+
+/** The code a rename fails with while set (a mount point's EBUSY, a sticky directory's EPERM). */
+const renameFailure = vi.hoisted(() => ({ code: null as string | null }));
+vi.mock("node:fs/promises", async (original) => {
+  const fs = await original<typeof import("node:fs/promises")>();
+  return {
+    ...fs,
+    rename: (from: string, to: string) => {
+      const code = renameFailure.code;
+      if (code === null) return fs.rename(from, to);
+      return Promise.reject(
+        Object.assign(new Error(`${code}: refused, rename '${from}' -> '${to}'`), {
+          code,
+          syscall: "rename",
+        }),
+      );
+    },
+  };
+});
 
 const WHOLE_FILE = fileURLToPath(new URL("./wholeFile.ts", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "weft-whole-file-"));
@@ -102,4 +123,62 @@ describe("writeWholeFile", () => {
       `ENOENT: no such file or directory, open '${missing}'`,
     );
   });
+
+  it("writes a name near the longest a file system allows, the hidden file's name cut short", async () => {
+    // The hidden file's name, 46 bytes longer, was refused: ENAMETOOLONG, naming it.
+    const sub = join(dir, "long");
+    mkdirSync(sub);
+    const path = join(sub, `${"p".repeat(240)}.json`);
+    await writeWholeFile(path, "written");
+    expect(readFileSync(path, "utf8")).toBe("written");
+    expect(readdirSync(sub)).toEqual([`${"p".repeat(240)}.json`]);
+  });
+
+  it("writes a file of several hard links in place, so that every name keeps seeing it", async () => {
+    const sub = join(dir, "linked");
+    mkdirSync(sub);
+    const path = join(sub, "profile.json");
+    writeFileSync(path, "old");
+    linkSync(path, join(sub, "latest.json"));
+    await writeWholeFile(path, "new");
+    expect(readFileSync(join(sub, "latest.json"), "utf8")).toBe("new");
+    expect(statSync(path).nlink).toBe(2);
+  });
+
+  it.skipIf(process.getuid?.() !== 0)(
+    "keeps the owner of the file it replaces (root writing a user's file)",
+    async () => {
+      const sub = join(dir, "owned");
+      mkdirSync(sub);
+      const path = join(sub, "theirs.json");
+      writeFileSync(path, "old");
+      chownSync(path, 65534, 65534);
+      // Set-user-ID too, which a chown after the chmod would have cleared.
+      chmodSync(path, 0o4600);
+      await writeWholeFile(path, "new");
+      expect(readFileSync(path, "utf8")).toBe("new");
+      const s = statSync(path);
+      expect([s.uid, s.gid, s.mode & 0o7777]).toEqual([65534, 65534, 0o4600]);
+    },
+  );
+
+  it.each(["EBUSY", "EPERM"])(
+    "writes in place a file that cannot be renamed over (%s: a mount point, another user's in /tmp)",
+    async (code) => {
+      // A file bind-mounted into a container, or another user's in a sticky directory:
+      // writeFile wrote it, and the rename failed after the work.
+      const sub = join(dir, `unrenamable-${code}`);
+      mkdirSync(sub);
+      const path = join(sub, "out.json");
+      writeFileSync(path, "old");
+      renameFailure.code = code;
+      try {
+        await writeWholeFile(path, "new");
+      } finally {
+        renameFailure.code = null;
+      }
+      expect(readFileSync(path, "utf8")).toBe("new");
+      expect(readdirSync(sub)).toEqual(["out.json"]);
+    },
+  );
 });

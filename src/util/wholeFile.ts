@@ -7,7 +7,7 @@
  */
 
 import { randomUUID } from "node:crypto";
-import { chmod, lstat, realpath, rename, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, chown, lstat, realpath, rename, rm, stat, writeFile } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -16,7 +16,10 @@ import { fileURLToPath } from "node:url";
  * it, then renamed over it, so that a failed write (a full disk) leaves the file as
  * it was, or no file, and never a part. A symlink is followed (the file it names is replaced, the link
  * kept); a device or a FIFO (`/dev/stdout`) cannot be replaced, and is written in
- * place, as is a file whose directory does not let a file be made beside it.
+ * place, as is a file whose directory does not let a file be made beside it, and
+ * one that cannot be replaced as the same file: of several hard links, of an owner
+ * this process cannot give the new one, a mount point (a file bind-mounted into a
+ * container), in a sticky directory (/tmp) another user's. writeFile wrote them all.
  */
 export async function writeWholeFile(
   given: string | URL,
@@ -28,11 +31,11 @@ export async function writeWholeFile(
     await writeFile(path, data);
     return;
   }
-  const partial = join(dirname(target.path), `.${basename(target.path)}.${randomUUID()}.partial`);
+  const partial = join(dirname(target.path), partialName(target.path));
   try {
     await writeFile(partial, data, { flag: "wx" });
   } catch (err) {
-    await rm(partial, { force: true });
+    await removed(partial);
     // A directory closed to new files (a file there may still be open to writes):
     // as writeFile does, and with its error.
     if (isPermissionError(err)) {
@@ -42,13 +45,40 @@ export async function writeWholeFile(
     throw naming(err, partial, path);
   }
   try {
-    // The file replaced keeps its permissions (a profile readable by its owner alone).
-    if (target.mode !== null) await chmod(partial, target.mode);
+    // The file replaced keeps its permissions (a profile readable by its owner alone)
+    // and its owner (root's would lock its user out of a file of mode 0600).
+    if (target.kept !== null) {
+      const made = await stat(partial);
+      if (made.uid !== target.kept.uid || made.gid !== target.kept.gid)
+        await chown(partial, target.kept.uid, target.kept.gid);
+      // After chown, which clears the set-user-ID and set-group-ID bits.
+      await chmod(partial, target.kept.mode);
+    }
     await rename(partial, target.path);
   } catch (err) {
-    await rm(partial, { force: true });
+    await removed(partial);
+    // An owner not ours to give (EPERM), another user's file in a sticky directory
+    // (EPERM), a mount point (EBUSY): the file can only be written in place, as
+    // writeFile did, and with its error.
+    if (isPermissionError(err) || isMountPointError(err)) {
+      await writeFile(path, data);
+      return;
+    }
     throw naming(err, partial, path);
   }
+}
+
+/**
+ * The hidden file's name: the file's (cut short, so that a name near the 255 bytes a
+ * file system allows still leaves room for the rest), unique to this write.
+ */
+function partialName(path: string): string {
+  return `.${basename(path).slice(0, 40)}.${randomUUID()}.partial`;
+}
+
+/** Removes the hidden file, whose own error (none there) would hide the write's. */
+async function removed(partial: string): Promise<void> {
+  await rm(partial, { force: true }).catch(() => {});
 }
 
 /** `err`, saying `path` where it says `partial`, which the caller never named. */
@@ -69,7 +99,7 @@ function naming(err: unknown, partial: string, path: string): unknown {
  */
 async function replaceableTarget(
   path: string,
-): Promise<{ path: string; mode: number | null } | null> {
+): Promise<{ path: string; kept: { mode: number; uid: number; gid: number } | null } | null> {
   // /dev/stdout leads to the file a shell redirected the output to: replaced, the
   // process would go on writing its output to the file unlinked.
   if (/^\/(dev|proc)\//.test(resolve(path))) return null;
@@ -83,10 +113,18 @@ async function replaceableTarget(
       (s) => s.isSymbolicLink(),
       () => false,
     );
-    return isLink ? null : { path: resolve(path), mode: null };
+    return isLink ? null : { path: resolve(path), kept: null };
   }
   const s = await stat(real);
-  return s.isFile() ? { path: real, mode: s.mode & 0o7777 } : null;
+  // A file of several names: renamed over, this one would part from the others.
+  if (!s.isFile() || s.nlink > 1) return null;
+  return { path: real, kept: { mode: s.mode & 0o7777, uid: s.uid, gid: s.gid } };
+}
+
+/** A rename refused because the file is a mount point, or on another file system. */
+function isMountPointError(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === "EBUSY" || code === "EXDEV";
 }
 
 function isPermissionError(err: unknown): boolean {
