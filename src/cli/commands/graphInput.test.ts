@@ -24,6 +24,14 @@ describe("loadGraphInput", () => {
       const file = join(dir, "bom.json");
       writeFileSync(file, `\uFEFF${JSON.stringify({ a: 1, b: ["inc", "a"] })}`);
       expect((await loadGraphInput(file)).graph).toEqual({ a: 1, b: ["inc", "a"] });
+      // UTF-16, as PowerShell 5's > and Out-File write by default: little- and big-endian.
+      const text = `\uFEFF${JSON.stringify({ a: 1, é: ["inc", "a"] })}`;
+      const le = join(dir, "utf16le.json");
+      writeFileSync(le, Buffer.from(text, "utf16le"));
+      expect((await loadGraphInput(le)).graph).toEqual({ a: 1, é: ["inc", "a"] });
+      const be = join(dir, "utf16be.json");
+      writeFileSync(be, Buffer.from(text, "utf16le").swap16());
+      expect((await loadGraphInput(be)).graph).toEqual({ a: 1, é: ["inc", "a"] });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

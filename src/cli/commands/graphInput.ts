@@ -41,12 +41,30 @@ function checkKeys(keys: unknown, file: string): readonly string[] | undefined {
   return keys;
 }
 
+/**
+ * The text of a JSON file, in the encoding its byte order mark says, without the
+ * mark, which Windows editors put first: UTF-8's (Notepad, PowerShell's `Out-File
+ * -Encoding utf8`) JSON.parse refused as an invisible "Unexpected token", and
+ * UTF-16's (PowerShell 5's `>` and `Out-File` by default write UTF-16LE) was read
+ * as UTF-8, every other byte a NUL. UTF-8 without a mark otherwise, as JSON is.
+ */
+function textOf(bytes: Buffer): string {
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) {
+    return bytes.subarray(3).toString("utf8");
+  }
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return bytes.subarray(2).toString("utf16le");
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) {
+    // Big-endian: swapped into a copy (an odd last byte dropped), then read as little.
+    const body = Buffer.from(bytes.subarray(2, 2 + ((bytes.length - 2) & ~1)));
+    return body.swap16().toString("utf16le");
+  }
+  return bytes.toString("utf8");
+}
+
 async function fromJson(file: string): Promise<GraphInput> {
   let data: unknown;
   try {
-    // Without the byte order mark that Windows editors (Notepad, PowerShell 5's
-    // Out-File) put first, which JSON.parse refused as an invisible "Unexpected token".
-    data = JSON.parse((await readFile(file, "utf8")).replace(/^\uFEFF/, ""));
+    data = JSON.parse(textOf(await readFile(file)));
   } catch (err) {
     throw new GraphInputError(`${file}: cannot read the graph: ${(err as Error).message}`);
   }
