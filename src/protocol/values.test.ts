@@ -89,6 +89,11 @@ describe("valueProblem", () => {
         /^result is a Row \(a subclass of Array: it would arrive as a plain Array,/,
       ],
       [new Proxy({}, {}), /^result is a Proxy/],
+      [
+        { m: Object.create(Map.prototype) },
+        /^result\.m is a fake Map \(an object inheriting its methods, with no contents to read\)$/,
+      ],
+      [Object.create(Set.prototype), /^result is a fake Set /],
       [new SharedArrayBuffer(8), /^result is a SharedArrayBuffer, whose memory cannot be shared/],
       [Object(Symbol("s")), /^result is a symbol \(boxed\)$/],
       [Promise.resolve(1), /^result is a Promise /],

@@ -224,7 +224,16 @@ function checkObject(v: object, depth: number, walk: Walk): Found | null {
     return builtInSubclass(v, proto);
   } else {
     // An actor handle travels as its ActorRef (a plain ref is a plain object).
-    return isActorRef(v) ? null : classInstance(proto);
+    if (isActorRef(v)) return null;
+    if (v instanceof Map || v instanceof Set) {
+      // Object.create(Map.prototype): said as the argument walk says it (taskArgs.ts).
+      const name = v instanceof Map ? "Map" : "Set";
+      return {
+        path: [],
+        what: `is a fake ${name} (an object inheriting its methods, with no contents to read)`,
+      };
+    }
+    return classInstance(proto);
   }
   const seen = walk.seen;
   // A cycle, or a shared reference checked already. An array or object is
