@@ -31,6 +31,22 @@ async function optionsWith(
   return seen;
 }
 
+/** What a `weft worker` given `more` said as it refused to start (exit 2, no worker started). */
+async function refusedStart(
+  more: Partial<Parameters<typeof runWorker>[1]>,
+  address = scheduler.address,
+): Promise<string> {
+  const ctx = testContext();
+  let started = false;
+  await runWorker(address, { ...TEST_WORKER_ARGS, ...more }, ctx, (w) => {
+    started = true;
+    return w.close();
+  });
+  expect(started, ctx.stderr.text).toBe(false);
+  expect(ctx.exitCode, ctx.stderr.text).toBe(2);
+  return ctx.stderr.text;
+}
+
 describe("weft worker's options", () => {
   it("reach the worker, each of them", async () => {
     expect(
@@ -72,32 +88,12 @@ describe("weft worker's options", () => {
       deathTimeoutMs: 60_000,
       connectTimeoutMs: 5000,
     });
-    const ctx = testContext();
-    let started = false;
-    await runWorker(scheduler.address, { ...TEST_WORKER_ARGS, lifetime: "0" }, ctx, (w) => {
-      started = true;
-      return w.close();
-    });
-    expect(started).toBe(false);
-    expect(ctx.exitCode).toBe(2);
     // It was "Worker option lifetimeMs must be a positive integer, got 0".
-    expect(ctx.stderr.text).toBe(
+    expect(await refusedStart({ lifetime: "0" })).toBe(
       "weft worker: cannot start: --lifetime must be at least 1 ms (leave it out for none; Dask reads 0 so), got 0\n",
     );
-    const longer = testContext();
-    await runWorker(
-      scheduler.address,
-      { ...TEST_WORKER_ARGS, lifetime: "1m", lifetimeStagger: "5m" },
-      longer,
-      (w) => {
-        started = true;
-        return w.close();
-      },
-    );
-    expect(started).toBe(false);
-    expect(longer.exitCode).toBe(2);
     // It was "Worker option lifetimeStaggerMs (300000) must be at most lifetimeMs (60000)".
-    expect(longer.stderr.text).toBe(
+    expect(await refusedStart({ lifetime: "1m", lifetimeStagger: "5m" })).toBe(
       "weft worker: cannot start: --lifetime-stagger (5m) must be at most --lifetime (1m): the worker's lifetime is --lifetime give or take it\n",
     );
   });
@@ -107,11 +103,8 @@ describe("weft worker's options", () => {
       ["--tasks", { tasks: ["/no/such/tasks.mjs"] }],
       ["--preload", { preload: ["/no/such/setup.mjs"] }],
     ] as const) {
-      const ctx = testContext();
-      await runWorker(scheduler.address, { ...TEST_WORKER_ARGS, ...args }, ctx, (w) => w.close());
-      expect(ctx.exitCode).toBe(2);
       // It was "Worker option taskModules: no such file: …", an option never given.
-      expect(ctx.stderr.text).toMatch(
+      expect(await refusedStart(args)).toMatch(
         new RegExp(`^weft worker: cannot start: ${flag}: no such file: /no/such/`),
       );
     }
@@ -132,21 +125,12 @@ describe("weft worker's options", () => {
 
   it("refuse the memory options without --memory-limit, which they are shares of (exit 2)", async () => {
     // Without a budget the worker neither spills, pauses nor terminates: they were ignored.
-    const refusal = async (more: Partial<Parameters<typeof runWorker>[1]>): Promise<string> => {
-      const ctx = testContext();
-      let started = false;
-      await runWorker(scheduler.address, { ...TEST_WORKER_ARGS, ...more }, ctx, (w) => {
-        started = true;
-        return w.close();
-      });
-      expect(started).toBe(false);
-      expect(ctx.exitCode).toBe(2);
-      return ctx.stderr.text;
-    };
-    expect(await refusal({ memoryTerminate: "0.9" })).toBe(
+    expect(await refusedStart({ memoryTerminate: "0.9" })).toBe(
       "weft worker: cannot start: --memory-terminate applies with --memory-limit only: without a memory budget nothing is spilled, paused or terminated\n",
     );
-    expect(await refusal({ memoryTarget: "0.5", spillDirectory: "/tmp", memoryPause: "off" })).toBe(
+    expect(
+      await refusedStart({ memoryTarget: "0.5", spillDirectory: "/tmp", memoryPause: "off" }),
+    ).toBe(
       "weft worker: cannot start: --memory-target, --spill-directory, --memory-pause apply with --memory-limit only: without a memory budget nothing is spilled, paused or terminated\n",
     );
     expect(
@@ -167,29 +151,13 @@ describe("weft worker's options", () => {
       ],
       [{ resources: "GPU=0b1" }, 'bad resource "GPU=0b1": expected NAME=AMOUNT, e.g. GPU=1'],
     ] as const) {
-      const ctx = testContext();
-      let started = false;
-      await runWorker(scheduler.address, { ...TEST_WORKER_ARGS, ...more }, ctx, (w) => {
-        started = true;
-        return w.close();
-      });
-      expect(started, message).toBe(false);
-      expect(ctx.exitCode, message).toBe(2);
-      expect(ctx.stderr.text).toContain(message);
+      expect(await refusedStart(more)).toContain(message);
     }
   });
 
   it("refuse a scheduler at port 0 at once, which they waited for until stopped (exit 2)", async () => {
-    const ctx = testContext();
-    let started = false;
     // --death-timeout bounds the wait that was, should the refusal be gone.
-    await runWorker("tcp://127.0.0.1:0", { ...TEST_WORKER_ARGS, deathTimeout: "500" }, ctx, (w) => {
-      started = true;
-      return w.close();
-    });
-    expect(started).toBe(false);
-    expect(ctx.exitCode).toBe(2);
-    expect(ctx.stderr.text).toContain(
+    expect(await refusedStart({ deathTimeout: "500" }, "tcp://127.0.0.1:0")).toContain(
       'port 0 in address "tcp://127.0.0.1:0" cannot be connected to (it means any free port to a listener)',
     );
   });
