@@ -45,6 +45,17 @@ const GRAPH = {
   tasks: [BENCH_TASKS],
 };
 
+/** A task module at `file` defining `name`, a task that sleeps its argument's ms; its path. */
+function sleepTaskModule(file: string, name: string): string {
+  const weftIndex = new URL("../../client/index.ts", import.meta.url).href;
+  writeFileSync(
+    file,
+    `import { defineTask } from ${JSON.stringify(weftIndex)};\n` +
+      `defineTask(${JSON.stringify(name)}, (ms) => new Promise((r) => setTimeout(() => r(ms), ms)));\n`,
+  );
+  return file;
+}
+
 describe("weft run, scheduler, worker", () => {
   it("--help on each", async () => {
     for (const cmd of ["run", "scheduler", "worker", "status", "retire"]) {
@@ -358,13 +369,7 @@ describe("weft run, scheduler, worker", () => {
     const ctx = context();
     Object.assign(ctx.stderr, { isTTY: true }); // the progress bar hides the cursor
     // A task module of its own: the inline executor shares this process's task registry.
-    const tasks = join(dir, "sleepTasks.mts");
-    const weftIndex = new URL("../../client/index.ts", import.meta.url).href;
-    writeFileSync(
-      tasks,
-      `import { defineTask } from ${JSON.stringify(weftIndex)};\n` +
-        `defineTask("cli.sleep", (ms) => new Promise((r) => setTimeout(() => r(ms), ms)));\n`,
-    );
+    const tasks = sleepTaskModule(join(dir, "sleepTasks.mts"), "cli.sleep");
     const graph = jsonFile("interrupted.json", {
       graph: { a: ["cli.sleep", 20_000] },
       tasks: [tasks],
@@ -384,14 +389,7 @@ describe("weft run, scheduler, worker", () => {
   });
 
   it("weft run --scheduler --profile: Ctrl-C stops the workers' profilers, which profiled on for an hour", async () => {
-    // A task module of its own: the inline executor shares this process's task registry.
-    const tasks = join(dir, "profiledSleepTasks.mts");
-    const weftIndex = new URL("../../client/index.ts", import.meta.url).href;
-    writeFileSync(
-      tasks,
-      `import { defineTask } from ${JSON.stringify(weftIndex)};\n` +
-        `defineTask("cli.profiledSleep", (ms) => new Promise((r) => setTimeout(() => r(ms), ms)));\n`,
-    );
+    const tasks = sleepTaskModule(join(dir, "profiledSleepTasks.mts"), "cli.profiledSleep");
     const { cluster } = await testCluster({ workers: 1, taskModules: [tasks] });
     try {
       const graph = jsonFile("profiled.json", { a: ["cli.profiledSleep", 20_000] });
