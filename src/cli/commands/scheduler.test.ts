@@ -44,6 +44,18 @@ async function startupLine(listen: string): Promise<{ line: string; address: str
   return { line: ctx.stdout.text, address };
 }
 
+/** What `weft scheduler` given `more` said on stderr as it refused to start (exit 2). */
+async function refusedStart(more: Partial<Parameters<typeof runScheduler>[0]>): Promise<string> {
+  const ctx = context();
+  await runScheduler(
+    { listen: "tcp://127.0.0.1:0", workerTtl: "30000", logLevel: "silent", ...more },
+    ctx,
+    () => Promise.resolve(),
+  );
+  expect(ctx.exitCode, ctx.stderr.text).toBe(2);
+  return ctx.stderr.text;
+}
+
 describe("weft scheduler's startup line", () => {
   it("on 0.0.0.0, gives this machine's non-internal IPv4 address, then the listening one", async () => {
     machine("2001:db8::5", "10.0.0.5");
@@ -117,25 +129,11 @@ describe("weft scheduler --idle-timeout", () => {
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(ctx.exitCode).toBe(0);
     expect(ctx.stderr.text).toBe("");
-    const bad = context();
-    await runScheduler(
-      { listen: "tcp://127.0.0.1:0", workerTtl: "30000", logLevel: "silent", idleTimeout: "later" },
-      bad,
-      () => Promise.resolve(),
-    );
-    expect(bad.exitCode).toBe(2);
-    expect(bad.stderr.text).toMatch(
+    expect(await refusedStart({ idleTimeout: "later" })).toMatch(
       /^weft scheduler: cannot start: --idle-timeout must be a duration such as 1h, 30m or 90s: /,
     );
-    const zero = context();
-    await runScheduler(
-      { listen: "tcp://127.0.0.1:0", workerTtl: "30000", logLevel: "silent", idleTimeout: "0" },
-      zero,
-      () => Promise.resolve(),
-    );
-    expect(zero.exitCode).toBe(2);
     // It was "Scheduler option idleTimeoutMs must be a number of ms > 0 and at most …".
-    expect(zero.stderr.text).toBe(
+    expect(await refusedStart({ idleTimeout: "0" })).toBe(
       "weft scheduler: cannot start: --idle-timeout must be at least 1 ms (leave it out for none; Dask reads 0 so), got 0\n",
     );
   });
