@@ -127,6 +127,21 @@ describe("schedulerMessageToEvent", () => {
   });
 });
 
+describe("schedulerMessageToEvent with the worker's resources", () => {
+  it("refuses a compute-task restricted to a resource the worker does not have", () => {
+    const have = new Map([["CPU", 4]]);
+    expect(() => schedulerMessageToEvent(compute, have)).toThrow(
+      'malformed compute-task message: task "b" is restricted to the resource "GPU", which this worker does not have (it has "CPU")',
+    );
+    expect(() => schedulerMessageToEvent(compute, new Map())).toThrow("(it has none)");
+    const ev = schedulerMessageToEvent(compute, new Map([["GPU", 1]])) as ComputeTaskEvent;
+    expect(ev.resourceRestrictions.get("GPU")).toBe(1);
+    expect(schedulerMessageToEvent({ ...compute, resourceRestrictions: {} }, have).cls).toBe(
+      "ComputeTaskEvent",
+    );
+  });
+});
+
 describe("schedulerMessageToEvent on edited messages", () => {
   const samples: unknown[] = [
     compute,

@@ -133,7 +133,21 @@ function whoHasAndNbytes(
   return [whoHas, nbytes];
 }
 
-function computeTask(m: Rec): ComputeTaskEvent {
+/**
+ * A `compute-task` restricted to a resource this worker does not have: the state
+ * machine raises the seed's KeyError on it (`available_resources[resource]`), the next
+ * time it looks for a task to run, which fails the worker. A scheduler sends a task
+ * only to a worker with its resources, so such a message is refused here.
+ */
+function unknownResource(
+  restrictions: ReadonlyMap<string, number>,
+  resources: ReadonlyMap<string, number>,
+): string | null {
+  for (const name of restrictions.keys()) if (!resources.has(name)) return name;
+  return null;
+}
+
+function computeTask(m: Rec, resources: ReadonlyMap<string, number> | undefined): ComputeTaskEvent {
   const op = "compute-task";
   const key = str(m, op, "key");
   const [whoHas, nbytes] = whoHasAndNbytes(m, op);
@@ -154,6 +168,22 @@ function computeTask(m: Rec): ComputeTaskEvent {
   if (spanId !== null && typeof spanId !== "string") fail(op, "spanId must be a string or null");
   const actor = m.actor ?? false;
   if (typeof actor !== "boolean") fail(op, "actor must be a boolean");
+  const resourceRestrictions = mapOf(
+    m,
+    op,
+    "resourceRestrictions",
+    isResourceAmount,
+    "a finite number ≥ 0",
+    EMPTY_RECORD,
+  );
+  const missing = resources === undefined ? null : unknownResource(resourceRestrictions, resources);
+  if (missing !== null) {
+    const have = [...resources!.keys()].map((r) => showValue(r, 200)).join(", ");
+    fail(
+      op,
+      `task ${showValue(key, 200)} is restricted to the resource ${showValue(missing, 200)}, which this worker does not have (it has ${have === "" ? "none" : have})`,
+    );
+  }
   return new ComputeTaskEvent(
     {
       key,
@@ -163,14 +193,7 @@ function computeTask(m: Rec): ComputeTaskEvent {
       priority: priority as number[],
       duration: num(m, op, "duration", 0.5),
       runSpec,
-      resourceRestrictions: mapOf(
-        m,
-        op,
-        "resourceRestrictions",
-        isResourceAmount,
-        "a finite number ≥ 0",
-        EMPTY_RECORD,
-      ),
+      resourceRestrictions,
       actor,
       annotations,
       spanId,
@@ -183,9 +206,13 @@ function computeTask(m: Rec): ComputeTaskEvent {
 
 /**
  * The event for a scheduler message, or null for ops that are not events of
- * the state machine. Throws a {@link MalformedMessageError}.
+ * the state machine. Throws a {@link MalformedMessageError}. With `resources`
+ * (the worker's own), a `compute-task` restricted to another resource is refused.
  */
-export function schedulerMessageToEvent(msg: unknown): StateMachineEvent {
+export function schedulerMessageToEvent(
+  msg: unknown,
+  resources?: ReadonlyMap<string, number>,
+): StateMachineEvent {
   if (!isRecord(msg))
     throw new MalformedMessageError("a scheduler message must be an object with an op");
   const op = msg.op as SchedulerToWorkerOp | unknown;
@@ -193,7 +220,7 @@ export function schedulerMessageToEvent(msg: unknown): StateMachineEvent {
     throw new MalformedMessageError("a scheduler message must have a string op");
   switch (op as SchedulerToWorkerOp) {
     case "compute-task":
-      return computeTask(msg);
+      return computeTask(msg, resources);
     case "free-keys":
       return new FreeKeysEvent({
         keys: strList(msg, op, "keys"),

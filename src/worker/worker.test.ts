@@ -223,6 +223,36 @@ describe.each(["inline", "piscina"] as const)("Worker with the %s executor", (ex
     expect(w.status).toBe("running");
   });
 
+  // Found by tools/msgfuzz: the state machine raised the seed's KeyError on such a
+  // task the next time it looked for one to run, and the worker closed.
+  it("refuses a compute-task restricted to a resource it does not have, and keeps working", async () => {
+    const { logger, records } = memoryLogger();
+    const w = await start({ executor, logger });
+    await sched.send(w.address, {
+      op: "compute-task",
+      key: "gpu",
+      runId: 1,
+      whoHas: {},
+      nbytes: {},
+      priority: [0],
+      runSpec: { fn: "inc", args: [1] },
+      resourceRestrictions: { GPU: 1 },
+      stimulusId: "s",
+    });
+    await sched.computeTask(w.address, "ok", { fn: "inc", args: [41] });
+    await sched.waitForKey("task-finished", "ok");
+    await sched.computeTask(w.address, "ok2", { fn: "inc", args: [1] });
+    await sched.waitForKey("task-finished", "ok2");
+    expect(w.status).toBe("running");
+    expect(w.state.tasks.has("gpu")).toBe(false);
+    const rejected = records.filter(
+      (r) => r.msg === "rejected a malformed message from the scheduler",
+    );
+    expect(rejected.map((r) => (r.err as { message: string }).message)).toEqual([
+      'malformed compute-task message: task "gpu" is restricted to the resource "GPU", which this worker does not have (it has none)',
+    ]);
+  });
+
   it("takes a lone message from the scheduler as a batch of one", async () => {
     const w = await start({ executor });
     await sched.computeTask(w.address, "a", { fn: "inc", args: [1] });

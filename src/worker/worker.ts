@@ -685,7 +685,7 @@ export class Worker extends BaseWorker {
         return;
       }
       try {
-        const ev = schedulerMessageToEvent(msg);
+        const ev = schedulerMessageToEvent(msg, this.state.totalResources);
         if (ev.cls === "PauseEvent" || ev.cls === "UnpauseEvent") {
           const change = this.pauses.scheduler(ev.cls === "PauseEvent");
           const { tell, feed } = pauseChangeOutputs(change, ev.stimulusId);
