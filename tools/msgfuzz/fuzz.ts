@@ -527,20 +527,29 @@ function errorSummary(): void {
   for (const [k, n] of [...errorLines].sort((a, b) => b[1] - a[1])) console.log(`  ${n}\t${k}`);
 }
 
+/**
+ * Exit with `code` once stdout has been written out: to a pipe (under npx and tsx)
+ * it is written asynchronously, and process.exit cut the summary off.
+ */
+function exitAfterOutput(code: number): void {
+  process.stdout.write("", () => process.exit(code));
+}
+
 main().then(
   async () => {
     errorSummary();
     await procs.close();
     if (failures.length > 0) {
       console.log(`FAILED: ${failures.length} crash or fatal lines`);
-      process.exit(1);
+      exitAfterOutput(1);
+      return;
     }
-    process.exit(0);
+    exitAfterOutput(0);
   },
   async (err) => {
     errorSummary();
     console.log(`FAILED: ${(err as Error).stack}`);
     await procs.close();
-    process.exit(1);
+    exitAfterOutput(1);
   },
 );

@@ -182,18 +182,19 @@ export const CLIENT_TEMPLATES: Record<string, (r: Rng, w: World) => Record<strin
     value: oddValue(r, w),
     key: null,
     timeoutMs: 0,
+    maxsize: 0,
   }),
-  "queue-get": () => ({ op: "queue-get", name: "q", timeoutMs: 0 }),
-  "queue-get-batch": (r) => ({ op: "queue-get-batch", name: "q", n: r.int(3) }),
+  "queue-get": () => ({ op: "queue-get", name: "q", timeoutMs: 0, maxsize: 0 }),
+  "queue-get-batch": (r) => ({ op: "queue-get-batch", name: "q", n: r.int(3), maxsize: 0 }),
   "queue-size": () => ({ op: "queue-size", name: "q" }),
   "multi-lock-acquire": (r) => ({
     op: "multi-lock-acquire",
     names: ["a", "b"],
-    lease: `m${r.int(3)}`,
+    id: `m${r.int(3)}`,
     timeoutMs: 0,
     numLocks: 1,
   }),
-  "multi-lock-release": (r) => ({ op: "multi-lock-release", lease: `m${r.int(3)}` }),
+  "multi-lock-release": (r) => ({ op: "multi-lock-release", id: `m${r.int(3)}` }),
   "lease-refresh": (r) => ({ op: "lease-refresh", leases: [`l${r.int(5)}`] }),
 };
 
