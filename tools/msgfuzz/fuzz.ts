@@ -238,6 +238,24 @@ async function healthCheck(
   }
 }
 
+/** `weft worker`'s arguments for a worker of `scheduler` listening at `listen`, validating. */
+function workerArgs(scheduler: string, listen: string): string[] {
+  return [
+    "worker",
+    scheduler,
+    "--listen",
+    listen,
+    "--nthreads",
+    "2",
+    "--executor",
+    "inline",
+    "--tasks",
+    CHAOS_TASKS,
+    "--log-level",
+    "error",
+    "--validate",
+  ];
+}
 async function main(): Promise<void> {
   const t0 = Date.now();
   const schedAddr = `tcp://127.0.0.1:${PORT}`;
@@ -250,21 +268,7 @@ async function main(): Promise<void> {
     "--validate",
   ]);
   await sched.started;
-  const worker = procs.start("worker", [
-    "worker",
-    schedAddr,
-    "--listen",
-    `tcp://127.0.0.1:${PORT + 1}`,
-    "--nthreads",
-    "2",
-    "--executor",
-    "inline",
-    "--tasks",
-    CHAOS_TASKS,
-    "--log-level",
-    "error",
-    "--validate",
-  ]);
+  const worker = procs.start("worker", workerArgs(schedAddr, `tcp://127.0.0.1:${PORT + 1}`));
   const workerAddr = await worker.started;
   const fakeWorker = `tcp://127.0.0.1:${PORT + 2}`;
 
@@ -462,23 +466,9 @@ async function fakeSchedulerPhase(
     resolveRegistered(comm);
   });
   const fakeAddr = fake.address;
-  const second = procs.start("worker2", [
-    "worker",
-    fakeAddr,
-    // Any free port: by now thousands of connections went out, and one of them may hold
-    // PORT + 4 as its own end (the ports of the range are the system's ephemeral ones).
-    "--listen",
-    "tcp://127.0.0.1:0",
-    "--nthreads",
-    "2",
-    "--executor",
-    "inline",
-    "--tasks",
-    CHAOS_TASKS,
-    "--log-level",
-    "error",
-    "--validate",
-  ]);
+  // Any free port: by now thousands of connections went out, and one of them may hold
+  // PORT + 4 as its own end (the ports of the range are the system's ephemeral ones).
+  const second = procs.start("worker2", workerArgs(fakeAddr, "tcp://127.0.0.1:0"));
   stream = await registered;
   const secondAddr = await second.started;
   for (const op of Object.keys(SCHEDULER_TEMPLATES)) {
