@@ -81,6 +81,34 @@ describe("weft restart", () => {
     );
   });
 
+  it("Ctrl-C while it waits for the workers says the restart was asked and goes on (exit 130)", async () => {
+    const scheduler = await Scheduler.start({
+      listen: "tcp://127.0.0.1:0",
+      logger: pino({ level: "silent" }),
+    });
+    const listeners = process.listenerCount("SIGINT");
+    try {
+      const ctx = testContext();
+      const { done } = await cliWorker(scheduler.address, ctx);
+      const restarting = runWeft(["restart", scheduler.address, "--timeout", "60000"]);
+      // The worker, without a nanny, leaves for good: the command waits for it.
+      await done;
+      while (process.listenerCount("SIGINT") === listeners) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      process.emit("SIGINT", "SIGINT");
+      const r = await restarting;
+      expect(r).toEqual({
+        code: 130,
+        out: "",
+        err: "weft restart: interrupted (SIGINT) after the restart was asked: the scheduler goes on with it, and the workers may still be coming back\n",
+      });
+      expect(process.listenerCount("SIGINT")).toBe(listeners);
+    } finally {
+      await scheduler.close();
+    }
+  });
+
   it("with workers named, restarts those only; exit 1 if one could not be", async () => {
     const { cluster, client } = await testCluster({ workers: 2 });
     const [first, second] = cluster.workers;

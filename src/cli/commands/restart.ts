@@ -39,7 +39,8 @@ export function restartCommand(ctx: CliContext): Command {
         "are computed again; it prints `restarted ADDRESS` or `not restarted ADDRESS: why`.\n" +
         "Exit code: 0 once the workers are back (or at once with --no-wait), 1 if they are not\n" +
         "back within --timeout, the scheduler is lost meanwhile or a worker named could not be\n" +
-        "restarted, 2 for bad usage or a scheduler that cannot be reached.",
+        "restarted, 2 for bad usage or a scheduler that cannot be reached, 130 (143) interrupted\n" +
+        "by SIGINT (SIGTERM): it says whether the restart had been asked, which then goes on.",
     )
     .action(async (address: string | undefined, workers: string[], opts: RestartCliOptions) => {
       await (await import("./restartAction.ts")).runRestart(

@@ -3,11 +3,13 @@
  * imports this module only then, so that `weft restart --help` loads none of it.
  */
 
+import { constants } from "node:os";
+import type { Client } from "../../client/client.ts";
 import { RestartTimeoutError } from "../../client/errors.ts";
 import type { ConnectCliOptions } from "./connectOptions.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { leadingScheduler, schedulerChoiceProblem } from "./schedulerChoice.ts";
-import { timeoutMs } from "./serveUntil.ts";
+import { timeoutMs, untilSignal } from "./serveUntil.ts";
 import { withClient } from "./withClient.ts";
 import { selectorsProblem, withSchemes } from "./workerSelectors.ts";
 
@@ -57,24 +59,39 @@ export async function runRestart(
   }
   const wait = opts.wait !== false;
   await withClient("restart", scheduler, opts, ctx, async (client) => {
-    try {
-      if (workers.length > 0) {
-        const { restarted, failed } = await client.restartWorkers(
-          await withSchemes(client, workers),
-          {
-            timeoutMs: timeout,
-            waitForWorkers: wait,
-          },
-        );
-        for (const w of restarted) ctx.stdout.write(`restarted ${w}\n`);
-        for (const f of failed) ctx.stdout.write(`not restarted ${f.worker}: ${f.reason}\n`);
-        if (failed.length > 0) ctx.exitCode = EXIT.differences;
-        return;
-      }
-      await client.restart({ timeoutMs: timeout, waitForWorkers: wait });
-    } catch (err) {
-      if (!(err instanceof RestartTimeoutError)) throw err;
-      ctx.stderr.write(`weft restart: ${restartTimeoutMessage(err)}\n`);
+    // Ctrl-C (or SIGTERM) says what it left behind, as weft run's does: ended silently, it
+    // left the user to guess whether the cluster was restarting.
+    let asked = false;
+    const restarting = restart(client, workers, timeout, wait, () => {
+      asked = true;
+    });
+    let finished = (): void => {};
+    const interrupted = untilSignal(new Promise<void>((r) => (finished = r)));
+    const signal = await Promise.race([restarting.then(() => null), interrupted]).finally(finished);
+    if (signal !== null) {
+      // Its answer, or the connection's end as the client closes, is no longer anyone's.
+      restarting.catch(() => {});
+      ctx.stderr.write(
+        `weft restart: interrupted (${signal}) ${
+          asked
+            ? "after the restart was asked: the scheduler goes on with it, and the workers may still be coming back"
+            : "before the restart was asked: nothing was restarted"
+        }\n`,
+      );
+      // As a shell reports a command a signal ended: 130 for SIGINT, 143 for SIGTERM.
+      ctx.exitCode = 128 + (constants.signals[signal as NodeJS.Signals] ?? 0);
+      return;
+    }
+    const outcome = await restarting;
+    if (outcome.kind === "workers") {
+      const { restarted, failed } = outcome;
+      for (const w of restarted) ctx.stdout.write(`restarted ${w}\n`);
+      for (const f of failed) ctx.stdout.write(`not restarted ${f.worker}: ${f.reason}\n`);
+      if (failed.length > 0) ctx.exitCode = EXIT.differences;
+      return;
+    }
+    if (outcome.kind === "timeout") {
+      ctx.stderr.write(`weft restart: ${restartTimeoutMessage(outcome.error)}\n`);
       ctx.exitCode = EXIT.differences;
       return;
     }
@@ -85,4 +102,44 @@ export async function runRestart(
     const n = (await client.workers()).length;
     ctx.stdout.write(`restarted; ${n} worker${n === 1 ? "" : "s"} running\n`);
   });
+}
+
+/** How a restart ended, short of an error other than its timeout. */
+type RestartOutcome =
+  | { readonly kind: "cluster" }
+  | { readonly kind: "timeout"; readonly error: RestartTimeoutError }
+  | {
+      readonly kind: "workers";
+      readonly restarted: readonly string[];
+      readonly failed: readonly { worker: string; reason: string }[];
+    };
+
+/**
+ * Restart the cluster, or the `workers` named; `asking()` is called as the
+ * request leaves (before it, only the names were looked up).
+ */
+async function restart(
+  client: Client,
+  workers: readonly string[],
+  timeout: number,
+  wait: boolean,
+  asking: () => void,
+): Promise<RestartOutcome> {
+  try {
+    if (workers.length > 0) {
+      const named = await withSchemes(client, workers);
+      asking();
+      const { restarted, failed } = await client.restartWorkers(named, {
+        timeoutMs: timeout,
+        waitForWorkers: wait,
+      });
+      return { kind: "workers", restarted, failed };
+    }
+    asking();
+    await client.restart({ timeoutMs: timeout, waitForWorkers: wait });
+    return { kind: "cluster" };
+  } catch (err) {
+    if (!(err instanceof RestartTimeoutError)) throw err;
+    return { kind: "timeout", error: err };
+  }
 }
