@@ -3,6 +3,7 @@ import { WORKER_CLOSE_MAX_MS } from "../../util/closeBudget.ts";
 import type { CliContext } from "./context.ts";
 import { commandDescription } from "./index.ts";
 import { MILLISECONDS_FORMS } from "./millisecondsOption.ts";
+import { NO_TIMEOUT_HELP } from "./noTimeout.ts";
 import type { SchedulerCliOptions } from "./schedulerAction.ts";
 import {
   addFrameLimitOptions,
@@ -22,12 +23,12 @@ export function schedulerCommand(ctx: CliContext): Command {
     )
     .option(
       "--worker-ttl <ms|duration>",
-      `remove a worker not heard from for this long (${MILLISECONDS_FORMS}); at least 2000 ms (workers heartbeat every second)`,
+      `remove a worker not heard from for this long (${MILLISECONDS_FORMS}); at least 2000 ms (workers heartbeat every second); ${NO_TIMEOUT_HELP}`,
       "30000",
     )
     .option(
       "--lease-timeout <ms|duration>",
-      `release a lock, multi-lock or semaphore lease its client has not refreshed for this long (${MILLISECONDS_FORMS}; a client frozen: stopped, a VM paused); clients refresh every third of it, as Dask's lease-timeout; at least 1000 ms; inf: never`,
+      `release a lock, multi-lock or semaphore lease its client has not refreshed for this long (${MILLISECONDS_FORMS}; a client frozen: stopped, a VM paused); clients refresh every third of it, as Dask's lease-timeout; at least 1000 ms; ${NO_TIMEOUT_HELP}`,
       "30000",
     )
     .option("--validate", "check the state machine after every stimulus (slow)")
@@ -55,12 +56,12 @@ export function schedulerCommand(ctx: CliContext): Command {
     )
     .option(
       "--close-worker-grace <ms|duration>",
-      `how long a worker told to close (retired, restarted, the cluster closing) may keep its connection open before the scheduler closes it (${MILLISECONDS_FORMS}; the default is what a worker's orderly close may take at most)`,
+      `how long a worker told to close (retired, restarted, the cluster closing) may keep its connection open before the scheduler closes it (${MILLISECONDS_FORMS}; the default is what a worker's orderly close may take at most; inf: until the worker closes it)`,
       String(WORKER_CLOSE_MAX_MS),
     )
     .option(
       "--idle-timeout <duration>",
-      "close the cluster (every worker, then the scheduler: exit 0) once it has been idle this long (e.g. 30m; a bare number is seconds, as in Dask): no task running, queued or waiting for a worker; clients do not count (default: never)",
+      "close the cluster (every worker, then the scheduler: exit 0) once it has been idle this long (e.g. 30m; a bare number is seconds, as in Dask): no task running, queued or waiting for a worker; clients do not count (default, and inf: never)",
     )
     .option(
       "--tasks <module>",

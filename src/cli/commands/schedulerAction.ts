@@ -14,6 +14,7 @@ import { reachableAddressFor } from "../../worker/contactAddress.ts";
 import { type CliContext, EXIT, serveDespiteOutputErrors } from "./context.ts";
 import { checkListenAddress } from "./listenAddress.ts";
 import { millisecondsOption } from "./millisecondsOption.ts";
+import { isNoTimeout } from "./noTimeout.ts";
 import { withOptionFlags } from "./optionFlags.ts";
 import type { FrameLimitCliOptions, HttpCliOptions, TlsCliOptions } from "./serverOptions.ts";
 import {
@@ -66,6 +67,7 @@ const MIN_WORKER_TTL_MS = 2_000;
  * second), so it may exceed a timer's range.
  */
 function workerTtlMs(text: string): number {
+  if (isNoTimeout(text)) return Number.POSITIVE_INFINITY;
   const ms = millisecondsOption("--worker-ttl", text, Number.MAX_SAFE_INTEGER);
   if (ms < MIN_WORKER_TTL_MS) {
     throw new Error(
@@ -90,7 +92,7 @@ const MIN_LEASE_TIMEOUT_MS = 1_000;
  * refused it in its own option's words (`leaseTimeoutMs`), not the command's.
  */
 function leaseTimeoutMs(text: string): number {
-  if (text === "inf") return Number.POSITIVE_INFINITY;
+  if (isNoTimeout(text)) return Number.POSITIVE_INFINITY;
   const ms = timeoutMs("--lease-timeout", text);
   if (ms < MIN_LEASE_TIMEOUT_MS) {
     throw new Error(
@@ -98,6 +100,11 @@ function leaseTimeoutMs(text: string): number {
     );
   }
   return ms;
+}
+
+/** `--close-worker-grace` in ms; "inf": until the worker closes its connection. */
+function closeWorkerGraceMs(text: string): number {
+  return isNoTimeout(text) ? Number.POSITIVE_INFINITY : timeoutMs("--close-worker-grace", text);
 }
 
 /**
@@ -134,7 +141,7 @@ export async function runScheduler(
       validate: opts.validate === true,
       workerTtlMs: workerTtlMs(opts.workerTtl),
       leaseTimeoutMs: leaseTimeoutMs(opts.leaseTimeout ?? "30000"),
-      ...(opts.idleTimeout !== undefined
+      ...(opts.idleTimeout !== undefined && !isNoTimeout(opts.idleTimeout)
         ? { idleTimeoutMs: positiveDurationMs("--idle-timeout", opts.idleTimeout) }
         : {}),
       checkWorkerAddress: opts.checkWorkerAddress !== false,
@@ -148,10 +155,7 @@ export async function runScheduler(
         "--active-memory-manager-interval",
         opts.activeMemoryManagerInterval ?? "2000",
       ),
-      closeWorkerGraceMs: timeoutMs(
-        "--close-worker-grace",
-        opts.closeWorkerGrace ?? String(WORKER_CLOSE_MAX_MS),
-      ),
+      closeWorkerGraceMs: closeWorkerGraceMs(opts.closeWorkerGrace ?? String(WORKER_CLOSE_MAX_MS)),
       ...frameLimitsFrom(opts),
       ...secure,
       ...httpFrom(opts),

@@ -102,7 +102,7 @@ export function workerCommand(ctx: CliContext): Command {
     )
     .option(
       "--lifetime <duration>",
-      "retire after this long (e.g. 1h, 30m; a bare number is seconds, as in Dask): the results only this worker holds are copied to others, then it closes (default: never)",
+      "retire after this long (e.g. 1h, 30m; a bare number is seconds, as in Dask): the results only this worker holds are copied to others, then it closes (default, and inf: never)",
     )
     .option(
       "--lifetime-stagger <duration>",
@@ -119,7 +119,7 @@ export function workerCommand(ctx: CliContext): Command {
     )
     .option(
       "--death-timeout <ms|duration>",
-      `how long the worker's start may take (${MILLISECONDS_FORMS}; Dask reads a bare 60 as seconds), the wait for a scheduler that refuses connections or cannot be reached yet included, then give up, exit 2, saying what it was doing; with --scheduler-file, the wait for the file has a bound of its own as long, before the start's (default: no bound, until stopped, as Dask's)`,
+      `how long the worker's start may take (${MILLISECONDS_FORMS}; Dask reads a bare 60 as seconds), the wait for a scheduler that refuses connections or cannot be reached yet included, then give up, exit 2, saying what it was doing; with --scheduler-file, the wait for the file has a bound of its own as long, before the start's (default, and inf: no bound, until stopped, as Dask's)`,
     );
   return addHttpOptions(addTlsOptions(addFrameLimitOptions(addPreloadOption(cmd, "worker"))))
     .addOption(

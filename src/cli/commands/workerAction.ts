@@ -29,6 +29,7 @@ import {
   NANNY_GONE_EXIT_MS,
   watchNanny,
 } from "./nannyChildExit.ts";
+import { isNoTimeout } from "./noTimeout.ts";
 import { withOptionFlags } from "./optionFlags.ts";
 import { schedulerChoiceProblem } from "./schedulerChoice.ts";
 import type { FrameLimitCliOptions, HttpCliOptions, TlsCliOptions } from "./serverOptions.ts";
@@ -85,9 +86,11 @@ export interface WorkerCliOptions extends FrameLimitCliOptions, TlsCliOptions, H
 
 /** The lifetime options: Worker options, checked. */
 function lifetimeFrom(opts: WorkerCliOptions): Partial<WorkerOptions> {
-  if (opts.lifetime === undefined) {
+  if (opts.lifetime === undefined || isNoTimeout(opts.lifetime)) {
     if (opts.lifetimeStagger !== undefined || opts.lifetimeRestart === true) {
-      throw new Error("--lifetime-stagger and --lifetime-restart need --lifetime");
+      throw new Error(
+        `--lifetime-stagger and --lifetime-restart need --lifetime${opts.lifetime === undefined ? "" : " other than inf"}`,
+      );
     }
     return {};
   }
@@ -110,9 +113,11 @@ function lifetimeFrom(opts: WorkerCliOptions): Partial<WorkerOptions> {
   };
 }
 
-/** `--death-timeout` in ms, or null (wait until stopped) when not given; throws a clear error. */
+/** `--death-timeout` in ms, or null (wait until stopped) when not given or inf; throws a clear error. */
 function deathTimeoutFrom(opts: WorkerCliOptions): number | null {
-  return opts.deathTimeout === undefined ? null : timeoutMs("--death-timeout", opts.deathTimeout);
+  return opts.deathTimeout === undefined || isNoTimeout(opts.deathTimeout)
+    ? null
+    : timeoutMs("--death-timeout", opts.deathTimeout);
 }
 
 /** A number in (0, 1] given as text; throws a clear error. */
