@@ -147,6 +147,11 @@ export async function listenInproc(address: string, handler: ConnectionHandler):
   return listener;
 }
 
+/** Whether an in-process listener of this process is at `address` now. */
+export function hasInprocListener(address: string): boolean {
+  return registry.has(address);
+}
+
 /** Connect to the in-process listener at `address`. */
 export async function connectInproc(address: string, options: ConnectOptions = {}): Promise<Comm> {
   options.signal?.throwIfAborted();

@@ -22,6 +22,7 @@ import { readSchedulerFile } from "../../util/schedulerFile.ts";
 import { writeWholeFile } from "../../util/wholeFile.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { GraphInputError, jsonFriendly, loadGraphInput } from "./graphInput.ts";
+import { checkInprocScheduler } from "./inprocScheduler.ts";
 import { connectThroughSchedulerFile } from "./liveSchedulerFile.ts";
 import { waitingForFileLine, waitingForSchedulerLine } from "./schedulerChoice.ts";
 import type { FrameLimitCliOptions, TlsCliOptions } from "./serverOptions.ts";
@@ -210,7 +211,10 @@ export async function runGraph(
       throw new Error("--tls-ca-file, --tls-cert and --tls-key apply with --scheduler only");
     }
     secure = tlsFrom(opts);
-    if (opts.scheduler !== undefined) requireTlsScheme(opts.scheduler, secure);
+    if (opts.scheduler !== undefined) {
+      requireTlsScheme(opts.scheduler, secure);
+      checkInprocScheduler(opts.scheduler);
+    }
     connectTimeoutMs = timeoutMs("--connect-timeout", opts.connectTimeout ?? "30000");
     nthreads = positiveInt("--nthreads", opts.nthreads ?? "1");
     if (opts.executor !== "inline" && workers * nthreads > MAX_POOL_THREADS) {

@@ -6,6 +6,7 @@
  */
 
 import { readSchedulerFile } from "../../util/schedulerFile.ts";
+import { checkInprocScheduler } from "./inprocScheduler.ts";
 
 /** The `--scheduler-file` option of the commands that connect to a running scheduler. */
 export interface SchedulerFileCliOptions {
@@ -111,7 +112,10 @@ export async function schedulerAddress(
 ): Promise<string> {
   const problem = schedulerChoiceProblem(scheduler.given, schedulerFile);
   if (problem !== null) throw new Error(problem);
-  if (scheduler.given !== undefined) return scheduler.given;
+  if (scheduler.given !== undefined) {
+    checkInprocScheduler(scheduler.given);
+    return scheduler.given;
+  }
   const path = schedulerFile as string;
   const address = await readSchedulerFile(path, {
     timeoutMs,

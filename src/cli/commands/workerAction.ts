@@ -12,6 +12,7 @@ import { Worker } from "../../worker/worker.ts";
 import type { WorkerOptions } from "../../worker/workerOptions.ts";
 import { workerAddresses } from "./contactAddress.ts";
 import { type CliContext, EXIT, serveDespiteOutputErrors } from "./context.ts";
+import { checkInprocScheduler } from "./inprocScheduler.ts";
 import { checkListenAddress } from "./listenAddress.ts";
 import { liveSchedulerFromFile } from "./liveSchedulerFile.ts";
 import {
@@ -184,6 +185,7 @@ export async function runWorker(
     const resources = opts.resources === undefined ? {} : parseResources(opts.resources);
     const secure = tlsFrom(opts);
     requireTlsScheme(scheduler, secure);
+    checkInprocScheduler(scheduler);
     // A worker of a tls:// cluster serves its peers over TLS too: on tcp:// anyone could
     // fetch its results or run code there without a certificate.
     const listenAt =
