@@ -8,6 +8,7 @@
 import { Command, CommanderError } from "commander";
 import { weftVersion } from "../protocol/version.ts";
 import { isEntryPoint } from "../util/entryPoint.ts";
+import { removePartialFilesOnSignals } from "../util/partialFiles.ts";
 import { exitCodeOf } from "../util/usageError.ts";
 import { type CliContext, processContext } from "./commands/context.ts";
 import { daskOptionHint } from "./commands/daskOptions.ts";
@@ -121,10 +122,11 @@ function hintDaskOption(args: readonly string[], message: string, ctx: CliContex
  * Runs `weft` with `argv` (as `process.argv`: node and script first) and returns the
  * exit code: the command's, 0 for `--help`, 2 for a usage error.
  */
-export async function main(
-  argv: readonly string[],
-  ctx: CliContext = processContext(),
-): Promise<number> {
+export async function main(argv: readonly string[], given?: CliContext): Promise<number> {
+  // This process's own command line (a test passes its context): a Ctrl-C while a file
+  // is being written removes its partial file, which the signal's default action left.
+  if (given === undefined) removePartialFilesOnSignals();
+  const ctx = given ?? processContext();
   const program = buildProgram(ctx, await commandsFor(argv.slice(2)));
   // What to parse instead of the arguments given, if anything (help of help first).
   const instead = helpOfHelp(program, argv.slice(2)) ?? unknownCommandOf(program, argv.slice(2));

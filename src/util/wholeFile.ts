@@ -10,6 +10,7 @@ import { randomUUID } from "node:crypto";
 import { chmod, chown, lstat, realpath, rename, rm, stat, writeFile } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { partialFileEnded, partialFileStarted } from "./partialFiles.ts";
 
 /**
  * Write `data` to `given` (a path or a file URL) whole: into a hidden file beside
@@ -32,6 +33,21 @@ export async function writeWholeFile(
     return;
   }
   const partial = join(dirname(target.path), partialName(target.path));
+  partialFileStarted(partial);
+  try {
+    await writeWholePartial(partial, path, target, data);
+  } finally {
+    partialFileEnded(partial);
+  }
+}
+
+/** Write `data` into `partial`, then rename it over `target`: see {@link writeWholeFile}. */
+async function writeWholePartial(
+  partial: string,
+  path: string,
+  target: { path: string; kept: { mode: number; uid: number; gid: number } | null },
+  data: string | Uint8Array,
+): Promise<void> {
   try {
     await writeFile(partial, data, { flag: "wx" });
   } catch (err) {
