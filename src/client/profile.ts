@@ -324,7 +324,9 @@ type Outcome<T> =
  * Profile the threads of the workers `workersOf()` names (asked once the options
  * are checked) while `body` runs, then merge their profiles (see `Client.profile`).
  * `who`: the client's id, named where a worker refuses a profile larger than
- * the client's connection takes (that worker's profile is then lost).
+ * the client's connection takes (that worker's profile is then lost), and told
+ * the workers, so that the scheduler discards the profile should it remove this
+ * client before it is stopped (a client killed outright).
  */
 export async function profileWhile<T>(
   peers: PeerPool,
@@ -358,7 +360,8 @@ export async function profileWhile<T>(
     await callEachWorker(
       peers,
       addresses,
-      { op: "profile", method: "profile_start", args: { id, intervalUs, maxMs } },
+      // `client`: the scheduler discards the profile if it removes this client first.
+      { op: "profile", method: "profile_start", args: { id, intervalUs, maxMs, client: who } },
       { noun: "profiler", expected: "something other than OK" },
       (got, address) => {
         if (got !== "OK") return null;

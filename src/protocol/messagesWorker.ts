@@ -330,3 +330,33 @@ export type WorkerToSchedulerOp = WorkerToSchedulerMessage["op"];
 
 /** The `op` of every scheduler→worker message. */
 export type SchedulerToWorkerOp = SchedulerToWorkerMessage["op"];
+
+// ---------------------------------------------------------------------------
+// CPU profiles a client started on a worker: the servers', not the state machines'
+// ---------------------------------------------------------------------------
+
+/**
+ * Worker → scheduler: profile `id` started on this worker (`profile_start`, which a
+ * client calls on the worker directly) for client `client`. Without a stimulus id:
+ * no state machine sees it.
+ */
+export interface ProfileStartedMsg {
+  readonly op: "profile-started";
+  readonly id: string;
+  readonly client: string;
+}
+
+/** Worker → scheduler: profile `id` is no longer kept on this worker (fetched, expired, discarded). */
+export interface ProfileEndedMsg {
+  readonly op: "profile-ended";
+  readonly id: string;
+}
+
+/**
+ * Scheduler → worker: drop profile `id`, its profiles lost: the client that started
+ * it is gone for good (removed), and would have left it running until its `maxMs`.
+ */
+export interface ProfileDiscardMsg {
+  readonly op: "profile-discard";
+  readonly id: string;
+}

@@ -71,8 +71,14 @@ import type { WireVersion } from "./messagesSession.ts";
  * would find the answer malformed. Within 4: the `counters` answer carries
  * `tasksDoneErred` (a client without the change ignores it; one with it shows no
  * erred count from a scheduler without it, as before).
+ *
+ * 5: a client's `profile_start` names the client (`client`), and the worker tells
+ * the scheduler of each profile a client started there and of its end
+ * (`profile-started`, `profile-ended`); the scheduler sends `profile-discard` for
+ * those of a client it removed. A scheduler of 4 would take the workers' new
+ * messages for malformed ones of its state machine, logging an error for each.
  */
-export const WIRE_PROTOCOL_VERSION = 4;
+export const WIRE_PROTOCOL_VERSION = 5;
 
 let weftVersionValue: string | undefined;
 

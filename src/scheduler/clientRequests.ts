@@ -394,7 +394,11 @@ function registered(host: SessionHost, msg: Record<string, unknown>): Registered
 }
 
 /** The answer to a request of {@link CODE_OPS}, once the code it runs has run; throws if `msg` is malformed. */
-async function answerLater(host: SessionHost, msg: Record<string, unknown>): Promise<unknown> {
+async function answerLater(
+  host: SessionHost,
+  client: string,
+  msg: Record<string, unknown>,
+): Promise<unknown> {
   switch (msg.op as CodeOp) {
     case "dump-state":
       return schedulerDumpInParts(host.state, {
@@ -434,7 +438,9 @@ async function answerLater(host: SessionHost, msg: Record<string, unknown>): Pro
         throw new TypeError("profile-start: id must be a non-empty string");
       }
       const settings = checkProfileSettings("profile-start", msg.intervalUs, msg.maxMs);
-      await host.profiler.start(msg.id, settings);
+      // Discarded if this client is removed before it stops it (see clientProfiles.ts).
+      await host.profiler.start(msg.id, settings, client);
+      if (!host.router.clients.has(client)) host.profiler.discard(msg.id);
       return "OK";
     }
     case "profile-stop":
@@ -461,7 +467,7 @@ export function replyTo(
   }
   if (CODE_OPS.has(msg.op as string)) {
     const id = requestId as number;
-    void answerLater(host, msg).then(
+    void answerLater(host, client, msg).then(
       (result) => host.router.toClient(client, { op: "reply", requestId: id, result }),
       (err: unknown) => {
         const why = err instanceof Error ? err.message : String(err);

@@ -65,6 +65,19 @@ function putMessage(host: SessionHost, client: string, msg: Record<string, unkno
 }
 
 /**
+ * Discard the CPU profiles client `id`, removed, started and did not stop: on the
+ * scheduler, and on the workers still keeping them (see clientProfiles.ts).
+ */
+function discardProfilesOf(host: SessionHost, id: string): void {
+  host.profiler.discardOwnedBy(id);
+  for (const [worker, profile] of host.clientProfiles.clientLeft(id)) {
+    const stream = host.router.workers.get(worker);
+    if (stream !== undefined && !stream.isClosed)
+      stream.send({ op: "profile-discard", id: profile });
+  }
+}
+
+/**
  * Serve the client whose first message, `first`, is a `register-client`.
  * Resolves once its connection has ended.
  */
@@ -185,6 +198,7 @@ export async function serveClient(
   const orphaned = host.coordination.clientLeft(id);
   host.events.clientLeft(id);
   host.pubsub.clientLeft(id);
+  discardProfilesOf(host, id);
   host.plugins.notify("removeClient", id);
   if (!host.isRunning) return;
   host.logger.debug({ client: id }, "client left");

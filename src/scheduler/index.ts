@@ -33,6 +33,7 @@ export type { UploadedFile } from "../protocol/uploads.ts";
 export { CloseBudget } from "../util/closeBudget.ts";
 export { LogRecords } from "../util/logRecords.ts";
 export { AmmControl } from "./ammControl.ts";
+export { ClientProfiles, type ProfileToDiscard } from "./clientProfiles.ts";
 export {
   COORDINATION_OPS,
   Coordination,

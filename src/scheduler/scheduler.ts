@@ -36,6 +36,7 @@ import { newStimulusId } from "../util/stimulusId.ts";
 import { wallSeconds as now } from "../util/wallClock.ts";
 import { CpuProfiler } from "../worker/profiler.ts";
 import { AmmControl } from "./ammControl.ts";
+import { ClientProfiles } from "./clientProfiles.ts";
 import { serveClient } from "./clientSession.ts";
 import { Coordination } from "./coordination/coordination.ts";
 import {
@@ -109,6 +110,8 @@ export class Scheduler implements SessionHost {
   ]);
   /** CPU profiles of the scheduler's thread (`Client.profile` with `scheduler: true`). */
   readonly profiler = new CpuProfiler(() => []);
+  /** The profiles clients started on the workers (see `clientProfiles.ts`). */
+  readonly clientProfiles = new ClientProfiles();
   /**
    * The Active Memory Manager's rounds: started on listening with
    * `activeMemoryManager`, and at run time by clients (`client.amm`), started,

@@ -10,6 +10,7 @@ import type { UploadedFile } from "../protocol/uploads.ts";
 import type { LogRecords } from "../util/logRecords.ts";
 import type { CpuProfiler } from "../worker/profiler.ts";
 import type { AmmControl } from "./ammControl.ts";
+import type { ClientProfiles } from "./clientProfiles.ts";
 import type { Coordination } from "./coordination/coordination.ts";
 import type { Counters } from "./counters.ts";
 import type { EventBroker } from "./events.ts";
@@ -71,6 +72,8 @@ export interface SessionHost {
   readonly code: SchedulerCode;
   /** CPU profiles of the scheduler's thread, on demand (`Client.profile` with `scheduler: true`). */
   readonly profiler: CpuProfiler;
+  /** The profiles clients started on the workers: discarded with their client. */
+  readonly clientProfiles: ClientProfiles;
   /** The Active Memory Manager's rounds, which clients start, stop and run once (`client.amm`). */
   readonly amm: AmmControl;
   /** Hand stimuli to the state machine and route what it returns. */

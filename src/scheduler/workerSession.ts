@@ -18,6 +18,8 @@ import {
 } from "../protocol/messagesSession.ts";
 import type {
   ComputeTaskMsg,
+  ProfileEndedMsg,
+  ProfileStartedMsg,
   RegisterWorkerMsg,
   WorkerToSchedulerMessage,
 } from "../protocol/messagesWorker.ts";
@@ -147,6 +149,42 @@ let registrations = 0;
  * Serve the worker whose first message, `first`, is a `register-worker`.
  * Resolves once its connection has ended.
  */
+function isProfileNotice(msg: unknown): msg is ProfileStartedMsg | ProfileEndedMsg {
+  if (typeof msg !== "object" || msg === null) return false;
+  const op = (msg as { op?: unknown }).op;
+  return op === "profile-started" || op === "profile-ended";
+}
+
+/**
+ * A worker's word on a profile a client started there: recorded, or, its client
+ * removed already, discarded at once. A malformed one is counted and logged.
+ */
+function profileNotice(
+  host: SessionHost,
+  worker: string,
+  stream: BatchedSend,
+  msg: ProfileStartedMsg | ProfileEndedMsg,
+): void {
+  const { id } = msg;
+  const client = msg.op === "profile-started" ? msg.client : "";
+  if (typeof id !== "string" || typeof client !== "string") {
+    host.counters.rejectedMessages++;
+    host.logger.error(
+      { worker, op: msg.op },
+      `rejected a malformed message: ${msg.op} needs a profile id${msg.op === "profile-started" ? " and a client" : ""}`,
+    );
+    return;
+  }
+  if (msg.op === "profile-ended") {
+    host.clientProfiles.ended(worker, id);
+    return;
+  }
+  const connected = host.router.clients.has(client);
+  if (!host.clientProfiles.started(worker, id, client, connected) && !stream.isClosed) {
+    stream.send({ op: "profile-discard", id });
+  }
+}
+
 export async function serveWorker(host: SessionHost, comm: Comm, first: object): Promise<void> {
   const handshake = first as Partial<RegisterWorkerHandshakeMsg>;
   // First: a worker of another version may not even give its address the same way.
@@ -244,13 +282,18 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
       // Removed (retired, restarted, silent too long): another worker may hold the address now.
       if (host.router.workers.get(address) !== stream) return;
       const msgs: unknown[] = Array.isArray(frame) ? frame : [frame];
-      const events: SchedulerEvent[] = new Array(msgs.length);
-      for (let i = 0; i < msgs.length; i++) {
-        events[i] = {
+      const events: SchedulerEvent[] = [];
+      for (const msg of msgs) {
+        // Not the state machine's: the profiles clients started here (clientProfiles.ts).
+        if (isProfileNotice(msg)) {
+          profileNotice(host, address, stream, msg);
+          continue;
+        }
+        events.push({
           kind: "worker-message",
           worker: address,
-          msg: msgs[i] as WorkerToSchedulerMessage,
-        };
+          msg: msg as WorkerToSchedulerMessage,
+        });
       }
       host.dispatch(events);
     });

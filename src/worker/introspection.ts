@@ -31,6 +31,8 @@ export interface IntrospectionHost {
   readonly profiler: CpuProfiler;
   /** Where the worker is in its life. */
   status(): WorkerStatus;
+  /** Send the scheduler a message on the worker's stream. */
+  tellScheduler(msg: Record<string, unknown>): void;
 }
 
 /** Answers the introspection rpcs of one worker. */
@@ -69,18 +71,32 @@ export class Introspection {
     return workerStory(new Set(keys), this.host.state.log).map((entry) => debugValue(entry));
   };
 
-  /** Answers `profile_start` (`Client.profile`): profile `id` starts on every thread of this worker. */
+  /**
+   * Answers `profile_start` (`Client.profile`): profile `id` starts on every thread of
+   * this worker. One a `client` started is told the scheduler (`profile-started`), and
+   * its end too (`profile-ended`, {@link profileEnded}): the scheduler discards it
+   * (`profile-discard`) if it removes that client first, a client killed outright.
+   */
   readonly profileStart = async (args: Record<string, unknown>): Promise<"OK"> => {
-    const { id, intervalUs, maxMs } = args;
+    const { id, intervalUs, maxMs, client } = args;
     if (typeof id !== "string" || id === "")
       throw new TypeError("profile_start: id must be a string");
+    if (client !== undefined && (typeof client !== "string" || client === "")) {
+      throw new TypeError("profile_start: client must be a client's id");
+    }
     const settings = checkProfileSettings("profile_start", intervalUs, maxMs);
     const status = this.host.status();
     if (status === "closing" || status === "closed") {
       throw new Error(`the worker ${this.host.state.address} is ${status}`);
     }
-    await this.host.profiler.start(id, settings);
+    await this.host.profiler.start(id, settings, client ?? null);
+    if (client !== undefined) this.host.tellScheduler({ op: "profile-started", id, client });
     return "OK";
+  };
+
+  /** The profiler's: profile `id`, which client `owner` started, is no longer kept here. */
+  readonly profileEnded = (id: string, owner: string | null): void => {
+    if (owner !== null) this.host.tellScheduler({ op: "profile-ended", id });
   };
 
   /** Answers `profile_stop`: the profiles of profile `id`. */

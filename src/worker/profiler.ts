@@ -111,6 +111,8 @@ async function withinStartWait(p: Promise<unknown>): Promise<void> {
 /** A profile under way or kept: one at a time per worker. */
 interface Run {
   readonly id: string;
+  /** The client that started it, if it said so: discarded with it (see {@link CpuProfiler.discard}). */
+  readonly owner: string | null;
   /** The main thread's session. */
   readonly session: Session;
   /** The pool threads asked to start, and whether they did. */
@@ -135,6 +137,8 @@ export class CpuProfiler {
   constructor(
     private readonly threadIds: () => readonly number[],
     private readonly inspector: ThreadInspector = threadInspector(),
+    /** Told of each profile that started and is no longer kept: fetched, expired or discarded. */
+    private readonly ended: (id: string, owner: string | null) => void = () => {},
   ) {}
 
   /** The id of the profile under way or waiting to be fetched, if any. */
@@ -142,8 +146,11 @@ export class CpuProfiler {
     return this.run?.id ?? null;
   }
 
-  /** Start profile `id`. Rejects while another one is under way or waiting to be fetched. */
-  async start(id: string, o: ProfileSettings): Promise<void> {
+  /**
+   * Start profile `id`, for the client `owner` if given. Rejects while another one
+   * is under way or waiting to be fetched.
+   */
+  async start(id: string, o: ProfileSettings, owner: string | null = null): Promise<void> {
     if (this.closed) throw new Error("cannot profile: closing");
     if (this.run !== null) {
       throw new Error(`a profile (${this.run.id}) is under way on this worker already`);
@@ -156,6 +163,7 @@ export class CpuProfiler {
     };
     const run: Run = {
       id,
+      owner,
       session,
       started,
       stopAttaching: this.inspector.onAttach(startThread),
@@ -176,9 +184,11 @@ export class CpuProfiler {
         if (this.inspector.isAttached(threadId)) startThread(threadId);
       }
       await withinStartWait(Promise.all(started.values()));
-      // Closed meanwhile: close() dropped this run, and stopped only the threads
-      // started by then.
-      if (this.run !== run) throw new Error("closed while starting");
+      // Closed (or discarded) meanwhile: close() dropped this run, and stopped only the
+      // threads started by then.
+      if (this.run !== run) {
+        throw new Error(this.closed ? "closed while starting" : "discarded while starting");
+      }
     } catch (err) {
       if (this.run === run) this.run = null;
       run.stopAttaching();
@@ -193,9 +203,7 @@ export class CpuProfiler {
       run.result = this.collect(run);
       // Whoever fetches it sees its error.
       run.result.catch(() => {});
-      setTimeout(() => {
-        if (this.run === run) this.run = null;
-      }, KEEP_MS).unref();
+      setTimeout(() => this.let(run), KEEP_MS).unref();
     }, o.maxMs);
     run.timer.unref();
   }
@@ -217,16 +225,43 @@ export class CpuProfiler {
     try {
       return await run.result;
     } finally {
-      if (this.run === run) this.run = null;
+      this.let(run);
     }
+  }
+
+  /**
+   * Drop profile `id` if it is under way or kept, its profiles lost: the client
+   * that started it is gone for good (the scheduler removed it), and would
+   * otherwise leave it running until its `maxMs` (an hour for `weft run
+   * --profile`), every other profile refused meanwhile.
+   */
+  discard(id: string): void {
+    if (this.run?.id === id) this.drop();
+  }
+
+  /** Drop the profile client `owner` started, if one is under way or kept (see {@link discard}). */
+  discardOwnedBy(owner: string): void {
+    if (this.run !== null && this.run.owner === owner) this.drop();
   }
 
   /** Drop any profile, and start none any more (the worker closes). */
   close(): void {
     this.closed = true;
+    this.drop();
+  }
+
+  /** `run` is no longer kept, if it still was. */
+  private let(run: Run): void {
+    if (this.run !== run) return;
+    this.run = null;
+    this.ended(run.id, run.owner);
+  }
+
+  /** Drop the run under way or kept, if any: its profilers stopped, its profiles lost. */
+  private drop(): void {
     const run = this.run;
     if (run === null) return;
-    this.run = null;
+    this.let(run);
     if (run.timer !== null) clearTimeout(run.timer);
     if (run.result !== null) return;
     run.stopAttaching();

@@ -29,6 +29,7 @@ import { forEachMessage } from "../comm/forEachMessage.ts";
 import type { HttpEndpoints } from "../comm/httpEndpoints.ts";
 import { serveRpc } from "../comm/rpc.ts";
 import { limitSendsToScheduler } from "../protocol/messagesSession.ts";
+import type { ProfileDiscardMsg } from "../protocol/messagesWorker.ts";
 import { protocolMismatch } from "../protocol/version.ts";
 import { asError } from "../util/asError.ts";
 import { CloseBudget, DEFAULT_CLOSE_TIMEOUT_S } from "../util/closeBudget.ts";
@@ -141,7 +142,11 @@ export class Worker extends BaseWorker {
   /** Runs the tasks and `run` calls. */
   private readonly runner: TaskRunner;
   /** CPU profiles of this worker's threads, on demand (`Client.profile`). */
-  private readonly profiler = new CpuProfiler(() => this.executors.main?.threadIds?.() ?? []);
+  private readonly profiler = new CpuProfiler(
+    () => this.executors.main?.threadIds?.() ?? [],
+    undefined,
+    (id, owner) => this.introspection.profileEnded(id, owner),
+  );
   /** Answers the rpcs that look into this worker (logs, dump, story, profiles). */
   private readonly introspection: Introspection;
   private readonly timers: ReturnType<typeof setInterval>[] = [];
@@ -240,6 +245,7 @@ export class Worker extends BaseWorker {
       logRecords,
       profiler: this.profiler,
       status: () => this.statusValue,
+      tellScheduler: (msg) => this.batchedSend(msg),
     });
     this.runner = new TaskRunner(
       {
@@ -684,6 +690,11 @@ export class Worker extends BaseWorker {
         void this.close();
         return;
       }
+      // Not the state machine's: a profile whose client the scheduler removed.
+      if (isProfileDiscard(msg)) {
+        this.profiler.discard(msg.id);
+        continue;
+      }
       try {
         const ev = schedulerMessageToEvent(msg, this.state.totalResources);
         if (ev.cls === "PauseEvent" || ev.cls === "UnpauseEvent") {
@@ -1035,6 +1046,15 @@ function isCloseWorker(
   msg: unknown,
 ): msg is { op: "close-worker"; reason?: unknown; restart?: unknown } {
   return typeof msg === "object" && msg !== null && (msg as { op?: unknown }).op === "close-worker";
+}
+
+function isProfileDiscard(msg: unknown): msg is ProfileDiscardMsg {
+  return (
+    typeof msg === "object" &&
+    msg !== null &&
+    (msg as { op?: unknown }).op === "profile-discard" &&
+    typeof (msg as { id?: unknown }).id === "string"
+  );
 }
 
 /** Whether the read side's error is the send's failure (or wraps it), already logged. */
