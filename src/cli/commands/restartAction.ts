@@ -3,13 +3,13 @@
  * imports this module only then, so that `weft restart --help` loads none of it.
  */
 
-import { constants } from "node:os";
 import type { Client } from "../../client/client.ts";
 import { RestartTimeoutError } from "../../client/errors.ts";
 import type { ConnectCliOptions } from "./connectOptions.ts";
 import { type CliContext, EXIT } from "./context.ts";
+import { INTERRUPTED, unlessInterrupted } from "./interruptedRequest.ts";
 import { leadingScheduler, schedulerChoiceProblem } from "./schedulerChoice.ts";
-import { timeoutMs, untilSignal } from "./serveUntil.ts";
+import { timeoutMs } from "./serveUntil.ts";
 import { withClient } from "./withClient.ts";
 import { selectorsProblem, withSchemes } from "./workerSelectors.ts";
 
@@ -59,30 +59,11 @@ export async function runRestart(
   }
   const wait = opts.wait !== false;
   await withClient("restart", scheduler, opts, ctx, async (client) => {
-    // Ctrl-C (or SIGTERM) says what it left behind, as weft run's does: ended silently, it
-    // left the user to guess whether the cluster was restarting.
-    let asked = false;
-    const restarting = restart(client, workers, timeout, wait, () => {
-      asked = true;
-    });
-    let finished = (): void => {};
-    const interrupted = untilSignal(new Promise<void>((r) => (finished = r)));
-    const signal = await Promise.race([restarting.then(() => null), interrupted]).finally(finished);
-    if (signal !== null) {
-      // Its answer, or the connection's end as the client closes, is no longer anyone's.
-      restarting.catch(() => {});
-      ctx.stderr.write(
-        `weft restart: interrupted (${signal}) ${
-          asked
-            ? "after the restart was asked: the scheduler goes on with it, and the workers may still be coming back"
-            : "before the restart was asked: nothing was restarted"
-        }\n`,
-      );
-      // As a shell reports a command a signal ended: 130 for SIGINT, 143 for SIGTERM.
-      ctx.exitCode = 128 + (constants.signals[signal as NodeJS.Signals] ?? 0);
-      return;
-    }
-    const outcome = await restarting;
+    // Ctrl-C (or SIGTERM) says what it left behind: see interruptedRequest.ts.
+    const outcome = await unlessInterrupted("restart", ctx, RESTART_WORDS, (asking) =>
+      restart(client, workers, timeout, wait, asking),
+    );
+    if (outcome === INTERRUPTED) return;
     if (outcome.kind === "workers") {
       const { restarted, failed } = outcome;
       for (const w of restarted) ctx.stdout.write(`restarted ${w}\n`);
@@ -103,6 +84,13 @@ export async function runRestart(
     ctx.stdout.write(`restarted; ${n} worker${n === 1 ? "" : "s"} running\n`);
   });
 }
+
+/** What a Ctrl-C says. */
+const RESTART_WORDS = {
+  request: "the restart",
+  beforeAsked: "nothing was restarted",
+  afterAsked: "the scheduler goes on with it, and the workers may still be coming back",
+};
 
 /** How a restart ended, short of an error other than its timeout. */
 type RestartOutcome =

@@ -31,7 +31,7 @@ export function retireCommand(ctx: CliContext): Command {
     .option("--json", "print JSON ({retired, failed}) instead of lines")
     .addHelpText(
       "after",
-      "\nExit code: 0 if every worker was retired, 1 if one could not be (its reason is printed) or the scheduler is lost before it answers, 2 for bad usage or a scheduler that cannot be reached.",
+      "\nExit code: 0 if every worker was retired, 1 if one could not be (its reason is printed) or the scheduler is lost before it answers, 2 for bad usage or a scheduler that cannot be reached, 130 (143) interrupted by SIGINT (SIGTERM): it says whether the retirement had been asked, which then goes on.",
     )
     .action(async (address: string | undefined, workers: string[], opts: RetireCliOptions) => {
       await (await import("./retireAction.ts")).runRetire(

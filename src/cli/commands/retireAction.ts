@@ -5,6 +5,7 @@
 
 import type { ConnectCliOptions } from "./connectOptions.ts";
 import { type CliContext, EXIT } from "./context.ts";
+import { INTERRUPTED, unlessInterrupted } from "./interruptedRequest.ts";
 import { leadingScheduler, schedulerChoiceProblem } from "./schedulerChoice.ts";
 import { positiveInt } from "./serveUntil.ts";
 import { withClient } from "./withClient.ts";
@@ -16,6 +17,14 @@ export interface RetireCliOptions extends ConnectCliOptions {
   readonly idle?: boolean;
   readonly json?: boolean;
 }
+
+/** What a Ctrl-C says. */
+const RETIRE_WORDS = {
+  request: "the retirement",
+  beforeAsked: "nothing was retired",
+  afterAsked:
+    "the scheduler goes on with it (the workers' results move to the others, then each closes)",
+};
 
 /** `weft retire [ADDRESS] [WORKER...]`: `args`, the address first unless `--scheduler-file`. */
 export async function runRetire(
@@ -47,8 +56,14 @@ export async function runRetire(
     return;
   }
   await withClient("retire", scheduler, opts, ctx, async (client) => {
-    const named = Array.isArray(which) ? await withSchemes(client, which) : which;
-    const { retired, failed } = await client.retireWorkers(named);
+    // Ctrl-C (or SIGTERM) says what it left behind: see interruptedRequest.ts.
+    const outcome = await unlessInterrupted("retire", ctx, RETIRE_WORDS, async (asking) => {
+      const named = Array.isArray(which) ? await withSchemes(client, which) : which;
+      asking();
+      return client.retireWorkers(named);
+    });
+    if (outcome === INTERRUPTED) return;
+    const { retired, failed } = outcome;
     if (opts.json === true) {
       ctx.stdout.write(`${JSON.stringify({ retired, failed }, null, 2)}\n`);
     } else {
