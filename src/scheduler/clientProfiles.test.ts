@@ -45,13 +45,33 @@ describe("the profiles of a client removed", () => {
   });
 });
 
+describe("the profile on a worker removed", () => {
+  // Cut (a worker killed, its machine gone): no profile-ended comes. Retired: its
+  // profile-ended comes after the scheduler stopped reading it.
+  it.each(["cut", "retired"])(
+    "is forgotten by the scheduler, though its client lives on (%s)",
+    async (how) => {
+      const { cluster, client } = await testCluster({ workers: 2 });
+      const profiling = await cluster.client();
+      const gone = cluster.workers[1].address;
+      void profiling.profile(() => new Promise(() => {}), { workers: gone }).catch(() => {});
+      await eventually(() => cluster.scheduler.clientProfiles.size === 1, 10_000, "recorded");
+      if (how === "cut") cluster.scheduler.router.workers.get(gone)?.comm.abort();
+      else expect((await client.retireWorkers([gone])).retired).toEqual([gone]);
+      await eventually(() => !cluster.scheduler.router.workers.has(gone), 10_000, "removed");
+      // Kept, it stayed until its client left: one more for each profile a worker left during.
+      expect(cluster.scheduler.clientProfiles.size).toBe(0);
+    },
+  );
+});
+
 describe("ClientProfiles", () => {
   it("gives the profiles a client left on the workers, and forgets those ended", () => {
     const profiles = new ClientProfiles();
     expect(profiles.started("w1", "p", "c", true)).toBe(true);
     expect(profiles.started("w2", "p", "c", true)).toBe(true);
-    expect(profiles.started("w1", "q", "c", true)).toBe(true);
-    profiles.ended("w1", "q");
+    expect(profiles.started("w4", "q", "c", true)).toBe(true);
+    profiles.ended("w4", "q");
     // Another client cannot claim a profile id that is not its own.
     expect(profiles.started("w3", "p", "other", true)).toBe(true);
     expect(profiles.clientLeft("other")).toEqual([]);
@@ -60,6 +80,31 @@ describe("ClientProfiles", () => {
       ["w2", "p"],
     ]);
     expect(profiles.size).toBe(0);
+  });
+
+  it("forgets the profile of a worker that left, keeping the others' of the same profile", () => {
+    const profiles = new ClientProfiles();
+    profiles.started("w1", "p", "c", true);
+    profiles.started("w2", "p", "c", true);
+    profiles.started("w3", "q", "d", true);
+    profiles.workerLeft("w1");
+    profiles.workerLeft("w3");
+    expect(profiles.size).toBe(1);
+    expect(profiles.clientLeft("d")).toEqual([]);
+    expect(profiles.clientLeft("c")).toEqual([["w2", "p"]]);
+    expect(profiles.workerCount).toBe(0);
+  });
+
+  it("keeps one profile a worker: its next one ends the earlier (a flood grows nothing)", () => {
+    const profiles = new ClientProfiles();
+    profiles.started("w2", "p0", "c", true);
+    for (let i = 0; i < 1000; i++) profiles.started("w1", `p${i}`, "c", true);
+    expect(profiles.size).toBe(2);
+    expect(profiles.workerCount).toBe(2);
+    expect(profiles.clientLeft("c")).toEqual([
+      ["w2", "p0"],
+      ["w1", "p999"],
+    ]);
   });
 
   it("refuses a profile of a client no longer connected: the caller discards it", () => {

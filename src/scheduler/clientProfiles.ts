@@ -9,6 +9,13 @@
  * `profile-discard` for those still kept when it removes their client, the moment
  * it gives the client up for good (a client does not reconnect: a new connection
  * is a new client). Dask has no such case: its profiles are sampled all the time.
+ *
+ * A worker keeps one profile at a time (`CpuProfiler`): its profile is forgotten
+ * when it starts another (the `profile-ended` of the earlier one may have come
+ * first, or been lost) and when the scheduler removes it (killed, its machine
+ * gone: no `profile-ended` comes). Kept, each stayed until its client left, and a
+ * worker sending `profile-started` after `profile-started` grew the table without
+ * bound.
  */
 
 /** `[worker address, profile id]`: a profile to discard. */
@@ -20,6 +27,8 @@ export class ClientProfiles {
   private readonly byClient = new Map<string, Map<string, Set<string>>>();
   /** `{profile id: its client}`. */
   private readonly clientOf = new Map<string, string>();
+  /** `{worker: the profile id it keeps}`: one at a time. */
+  private readonly profileOf = new Map<string, string>();
 
   /**
    * `worker` started profile `id` for `client`. False if that client is not
@@ -31,6 +40,10 @@ export class ClientProfiles {
     const owner = this.clientOf.get(id);
     // A profile id is the client's own (a random UUID): another client naming it is ignored.
     if (owner !== undefined && owner !== client) return true;
+    // The worker's earlier profile is no longer kept there: it keeps one at a time.
+    const earlier = this.profileOf.get(worker);
+    if (earlier !== undefined && earlier !== id) this.ended(worker, earlier);
+    this.profileOf.set(worker, id);
     this.clientOf.set(id, client);
     let profiles = this.byClient.get(client);
     if (profiles === undefined) this.byClient.set(client, (profiles = new Map()));
@@ -42,6 +55,7 @@ export class ClientProfiles {
 
   /** `worker` no longer keeps profile `id`. */
   ended(worker: string, id: string): void {
+    if (this.profileOf.get(worker) === id) this.profileOf.delete(worker);
     const client = this.clientOf.get(id);
     if (client === undefined) return;
     const profiles = this.byClient.get(client);
@@ -54,6 +68,12 @@ export class ClientProfiles {
     if (profiles.size === 0) this.byClient.delete(client);
   }
 
+  /** `worker` was removed: the profile it kept is no longer anyone's to discard. */
+  workerLeft(worker: string): void {
+    const id = this.profileOf.get(worker);
+    if (id !== undefined) this.ended(worker, id);
+  }
+
   /** `client` was removed: the profiles it started that workers still keep, forgotten here. */
   clientLeft(client: string): ProfileToDiscard[] {
     const profiles = this.byClient.get(client);
@@ -62,7 +82,10 @@ export class ClientProfiles {
     const out: ProfileToDiscard[] = [];
     for (const [id, workers] of profiles) {
       this.clientOf.delete(id);
-      for (const worker of workers) out.push([worker, id]);
+      for (const worker of workers) {
+        this.profileOf.delete(worker);
+        out.push([worker, id]);
+      }
     }
     return out;
   }
@@ -70,5 +93,10 @@ export class ClientProfiles {
   /** How many profiles are known, for tests. */
   get size(): number {
     return this.clientOf.size;
+  }
+
+  /** How many workers keep a profile known here, for tests. */
+  get workerCount(): number {
+    return this.profileOf.size;
   }
 }

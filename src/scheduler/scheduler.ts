@@ -170,6 +170,8 @@ export class Scheduler implements SessionHost {
         this.logger.info({ worker: address }, "worker removed");
         logWorkerEvent(this, "remove-worker", address);
         this.plugins.notify("removeWorker", address);
+        // Its messages are no longer read: no profile-ended would come.
+        this.clientProfiles.workerLeft(address);
       },
       this.options.closeWorkerGraceMs,
     );
@@ -478,6 +480,7 @@ export class Scheduler implements SessionHost {
       const stream = this.router.workers.get(address);
       this.router.workers.delete(address);
       stream?.comm.abort();
+      this.clientProfiles.workerLeft(address);
       // Frozen or cut off, it may hold its tasks' clients open, and their locks with them.
       this.workerClients.letGo(address);
       this.dispatch([

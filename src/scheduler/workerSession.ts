@@ -321,6 +321,8 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
   // Still ours unless the worker was removed already (retired, restarted, missed heartbeats).
   if (host.router.workers.get(address) !== stream) return;
   host.router.workers.delete(address);
+  // Killed, its machine gone: the profile-ended of the profile it kept never comes.
+  host.clientProfiles.workerLeft(address);
   if (!host.isRunning) return;
   host.logger.info({ worker: address }, "worker left");
   logWorkerEvent(host, "remove-worker", address);
