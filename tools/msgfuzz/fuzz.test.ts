@@ -50,6 +50,7 @@ beforeAll(async () => {
     keys: ["real-0", "real-1"],
     worker: cluster.workers[0].address,
     fakeWorker: fakeListener.address,
+    client: owner.id,
     pool: anythingPool(300, 7),
   };
 }, 30_000);

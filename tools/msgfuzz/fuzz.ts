@@ -285,6 +285,7 @@ async function main(): Promise<void> {
     keys: ["real-0", "real-1", "real-2", "real-slow"],
     worker: workerAddr,
     fakeWorker,
+    client: owner.id,
     pool: anythingPool(3000, SEED),
   };
   const r = new Rng(SEED);

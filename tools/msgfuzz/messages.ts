@@ -39,6 +39,8 @@ export interface World {
   readonly worker: string;
   /** The fake worker's address (registered by the harness), if any. */
   readonly fakeWorker: string;
+  /** The id of a client that stays connected (the profiles a worker names are its, or not). */
+  readonly client: string;
   /** fast-check's `anything()` samples. */
   readonly pool: readonly unknown[];
 }
@@ -244,6 +246,14 @@ export const WORKER_TEMPLATES: Record<string, (r: Rng, w: World) => Record<strin
     key: someKey(r, w),
     state: r.pick([null, "executing", "ready", "waiting", "memory"]),
   }),
+  // The profiles a client started on the worker: its client connected or gone, an id
+  // another worker named too, started after started (a flood), ended unknown.
+  "profile-started": (r, w) => ({
+    op: "profile-started",
+    id: `p${r.int(5)}`,
+    client: r.pick([w.client, w.client, "gone-client"]),
+  }),
+  "profile-ended": (r) => ({ op: "profile-ended", id: `p${r.int(5)}` }),
   "no-such-op": () => ({ op: "no-such-op" }),
 };
 
@@ -265,7 +275,13 @@ export const PEER_TEMPLATES: Record<string, (r: Rng, w: World) => Record<string,
   get_story: (r, w) => ({ keys: someKeys(r, w) }),
   plugin_remove: () => ({ name: "nope" }),
   nanny_plugin_remove: () => ({ name: "nope" }),
-  profile_start: () => ({ id: "p", intervalUs: 1000, maxMs: 100 }),
+  profile_start: (r, w) => ({
+    id: "p",
+    intervalUs: 1000,
+    maxMs: 100,
+    // Told the scheduler, which discards it at once for a client not connected.
+    ...(r.chance(0.5) ? { client: r.pick([w.client, "gone-client"]) } : {}),
+  }),
   profile_stop: () => ({ id: "p" }),
   no_such_op: () => ({}),
 };
@@ -311,6 +327,7 @@ export const SCHEDULER_TEMPLATES: Record<string, (r: Rng, w: World) => Record<st
   }),
   pause: () => ({ op: "pause" }),
   unpause: () => ({ op: "unpause" }),
+  "profile-discard": (r) => ({ op: "profile-discard", id: r.pick(["p", "nope"]) }),
   "no-such-op": () => ({ op: "no-such-op" }),
 };
 
