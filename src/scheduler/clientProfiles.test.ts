@@ -45,6 +45,23 @@ describe("the profiles of a client removed", () => {
   });
 });
 
+describe("the profiles of a client closed while it profiles", () => {
+  it("are discarded too: its close does not stop them", async () => {
+    const { cluster } = await testCluster({ workers: 2 });
+    const closing = await cluster.client();
+    const workers = cluster.workers as unknown as Profiled[];
+    void closing.profile(() => new Promise(() => {}), {}).catch(() => {});
+    await eventually(() => cluster.scheduler.clientProfiles.size === 1, 10_000, "recorded");
+    await closing.close();
+    await eventually(
+      () => workers.every((w) => w.profiler.current === null),
+      10_000,
+      "the workers' profiles discarded",
+    );
+    expect(cluster.scheduler.clientProfiles.size).toBe(0);
+  });
+});
+
 describe("the profile on a worker removed", () => {
   // Cut (a worker killed, its machine gone): no profile-ended comes. Retired: its
   // profile-ended comes after the scheduler stopped reading it.
