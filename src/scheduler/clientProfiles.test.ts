@@ -1,10 +1,18 @@
+import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Client } from "../client/client.ts";
 import { closeTestClusters, eventually, testCluster } from "../client/testCluster.ts";
+import { wireVersion } from "../protocol/version.ts";
 import type { CpuProfiler } from "../worker/profiler.ts";
 import { ClientProfiles } from "./clientProfiles.ts";
+import { Scheduler } from "./scheduler.ts";
+import { rawPeer } from "./testPeer.ts";
 
-afterAll(closeTestClusters);
+const closers: { close(): Promise<void> }[] = [];
+afterAll(async () => {
+  for (const c of closers.splice(0).reverse()) await c.close();
+  await closeTestClusters();
+});
 
 /** What a test reads of a worker's profiler. */
 type Profiled = { profiler: CpuProfiler };
@@ -80,6 +88,39 @@ describe("the profile on a worker removed", () => {
       expect(cluster.scheduler.clientProfiles.size).toBe(0);
     },
   );
+});
+
+describe("the profile on a worker silent past its TTL", () => {
+  it("is forgotten as the scheduler removes the worker", async () => {
+    const s = await Scheduler.start({
+      listen: "inproc://profiles",
+      workerTtlMs: 300,
+      logger: pino({ level: "silent" }),
+    });
+    closers.push(s);
+    const hello = { op: "register-client", clientId: "c1", ...wireVersion() };
+    await rawPeer(s.address, hello, (c) => closers.push(c));
+    const worker = await rawPeer(
+      s.address,
+      {
+        op: "register-worker",
+        address: "inproc://w/1",
+        nthreads: 1,
+        resources: {},
+        stimulusId: "reg",
+        ...wireVersion(),
+      },
+      (c) => closers.push(c),
+    );
+    await worker.comm.send([{ op: "profile-started", id: "p", client: "c1" }]);
+    // A client gone: the scheduler asks for its profile's discard at once.
+    await worker.comm.send([{ op: "profile-started", id: "q", client: "gone" }]);
+    await worker.waitFor((m) => m.op === "profile-discard" && m.id === "q");
+    expect(s.clientProfiles.size).toBe(1);
+    // It sends no heartbeat: removed after the TTL, its connection cut by the scheduler.
+    await eventually(() => s.state.workers.size === 0, 10_000, "removed");
+    expect(s.clientProfiles.size).toBe(0);
+  });
 });
 
 describe("ClientProfiles", () => {
