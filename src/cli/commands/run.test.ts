@@ -87,6 +87,29 @@ it("a --tasks module that is not there is said in the option's words, before any
   );
 });
 
+it("a key the graph does not have, or a cycle, is said before any cluster starts or any scheduler is reached", async () => {
+  // It was said once an embedded cluster had started (its records logged), seconds later.
+  const tuples = join(dir, "tuples.json");
+  writeFileSync(tuples, JSON.stringify({ graph: { "('x', 0)": 1, y: 2 } }));
+  const cut = await run(tuples, { keys: "('x', 0)", logLevel: "info" });
+  expect(cut.ctx.exitCode).toBe(2);
+  expect(cut.ctx.stderr.text).toBe(
+    `weft run: ${tuples}: compute: the graph has no key "('x'" (--keys splits its list at commas, cutting the graph's key "('x', 0)": name it with --key "('x', 0)")\n`,
+  );
+  expect(cut.log.text).toBe("");
+  const cycle = join(dir, "cycle.json");
+  writeFileSync(cycle, JSON.stringify({ a: ["inc", "a"] }));
+  const looped = await run(cycle, { logLevel: "info" });
+  expect(looped.ctx.stderr.text).toBe(
+    `weft run: ${cycle}: compute: the graph has a cycle: a → a\n`,
+  );
+  expect(looped.log.text).toBe("");
+  // Nothing listens there: the key is said, not the scheduler that cannot be reached.
+  const remote = await run(tuples, { keys: "z", scheduler: "tcp://127.0.0.1:1" });
+  expect(remote.ctx.exitCode).toBe(2);
+  expect(remote.ctx.stderr.text).toBe(`weft run: ${tuples}: compute: the graph has no key "z"\n`);
+});
+
 it("refuses every embedded-cluster option given with --scheduler, naming them all, before connecting", async () => {
   const embedded = {
     workers: "3",

@@ -36,6 +36,7 @@ import {
   tlsFrom,
   untilSignal,
 } from "./serveUntil.ts";
+import { splitKeyHint } from "./splitKeyHint.ts";
 import { checkGraphTaskModules, taskModuleOption } from "./taskModuleOption.ts";
 import { uploadProblem } from "./uploadAction.ts";
 
@@ -160,6 +161,7 @@ export async function runGraph(
   let connectTimeoutMs: number;
   let memoryLimit: number | "auto" | undefined;
   let wanted: string[] | undefined;
+  let toRun: ReturnType<typeof tasksToRun>;
   // --scheduler-file is --scheduler, read from the file: once every other option and the
   // graph are checked, so that a mistake in them is said at once, not after the wait.
   const remote = opts.scheduler !== undefined || opts.schedulerFile !== undefined;
@@ -242,6 +244,13 @@ export async function runGraph(
     }
     input = await loadGraphInput(file);
     if (!remote) checkGraphTaskModules(file, input.taskModules);
+    // A key the graph does not have, or a cycle, is said before a cluster starts or a
+    // scheduler is waited for (it was said once a cluster had started, seconds later).
+    try {
+      toRun = tasksToRun(input.graph, wanted ?? input.keys);
+    } catch (err) {
+      throw new Error(`${file}: ${(err as Error).message}${splitKeyHint(opts.keys, input.graph)}`);
+    }
     if (opts.schedulerFile !== undefined) {
       const path = opts.schedulerFile;
       const read = await readSchedulerFile(path, {
@@ -344,7 +353,6 @@ export async function runGraph(
       ctx.exitCode = EXIT.usage;
       return;
     }
-    const toRun = tasksToRun(input.graph, keys);
     const total = toRun.length;
     if (cluster !== null) {
       // A function no task module defines would fail its task on a worker, with a stack
