@@ -9,6 +9,7 @@ import { type Comm, type CommOptions, commOptionsOf } from "../comm/comm.ts";
 import { connectWaiting, type WaitedAddress, type WaitedFailure } from "../comm/connectWaiting.ts";
 import { CommClosedError } from "../comm/errors.ts";
 import { forEachMessage } from "../comm/forEachMessage.ts";
+import { plainToTlsHint } from "../comm/plainToTlsHint.ts";
 import {
   type ClientRequestOp,
   limitSendsToScheduler,
@@ -168,7 +169,9 @@ export class SchedulerConnection {
       const answer = comm.recv().catch((err: unknown) => {
         if (!(err instanceof CommClosedError)) throw err;
         throw new Error(
-          `${address} closed the connection instead of answering register-client (${err.message}): is it a scheduler's address (not a worker's)? Its log says why`,
+          `${address} closed the connection instead of answering register-client (${err.message}): is it a scheduler's address (not a worker's)? Its log says why${
+            plainToTlsHint(address) === "" ? "" : `; or is it ${plainToTlsHint(address)}?`
+          }`,
           { cause: err },
         );
       });

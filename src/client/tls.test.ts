@@ -50,6 +50,31 @@ describe("a cluster over tls://", () => {
     expect(cluster.scheduler.state.workers.size).toBe(2);
   });
 
+  it("a client or worker dialling a tls:// scheduler at its tcp:// address is told it may listen on tls://", async () => {
+    // The scheduler closes such a connection unanswered (its log says why); the message
+    // asked only whether the address was a worker's.
+    const { cluster } = await testCluster({ protocol: "tls", tls: testTls() });
+    const plain = cluster.address.replace("tls://", "tcp://");
+    const told = `a scheduler listening on tls:// (give ${cluster.address} and the cluster's TLS credentials, --tls-ca-file, --tls-cert, --tls-key)`;
+    const clientErr = (await Client.connect(plain, { logger: silent, timeoutMs: 5000 }).catch(
+      (e: unknown) => e,
+    )) as Error;
+    expect(clientErr.message).toContain(
+      `closed the connection instead of answering register-client`,
+    );
+    expect(clientErr.message).toContain(`; or is it ${told}?`);
+    const workerErr = await Worker.create({
+      scheduler: plain,
+      listen: "tcp://127.0.0.1:0",
+      executor: "inline",
+      taskModules: [CLIENT_TEST_TASKS],
+      connectTimeoutMs: 5000,
+      deathTimeoutMs: 5000,
+      logger: silent,
+    }).catch((e: unknown) => e as Error);
+    expect((workerErr as Error).message).toContain(`, ${told} a third`);
+  });
+
   it("protocol tls needs the credentials; bad credentials are named", async () => {
     await expect(LocalCluster.start({ protocol: "tls", logger: silent })).rejects.toThrow(
       'LocalCluster option protocol "tls" needs the tls option (ca, cert, key)',

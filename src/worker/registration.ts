@@ -19,6 +19,7 @@ import {
   schedulerWaitLine,
 } from "../comm/connectWaiting.ts";
 import { CommClosedError } from "../comm/errors.ts";
+import { plainToTlsHint } from "../comm/plainToTlsHint.ts";
 import {
   type RegisterReplyMsg,
   type RegisterWorkerHandshakeMsg,
@@ -196,7 +197,9 @@ async function askToRegister(
   const answer = comm.recv().catch((err: unknown) => {
     if (!(err instanceof CommClosedError)) throw err;
     throw new Error(
-      `the scheduler at ${o.scheduler} closed the connection instead of answering register-worker (${err.message}): its log says why; a --max-message-bytes or --max-frame-bytes lower there than this worker's message is one cause, the address of a worker rather than a scheduler another`,
+      `the scheduler at ${o.scheduler} closed the connection instead of answering register-worker (${err.message}): its log says why; a --max-message-bytes or --max-frame-bytes lower there than this worker's message is one cause, the address of a worker rather than a scheduler another${
+        plainToTlsHint(o.scheduler) === "" ? "" : `, ${plainToTlsHint(o.scheduler)} a third`
+      }`,
       { cause: err },
     );
   });
