@@ -34,6 +34,17 @@ describe("weft", () => {
     expect(workers.err).toMatch(
       /\nweft worker has no --nworkers \(Dask's\): a weft worker is one process: start as many as you need\n$/,
     );
+    // --no-dashboard, which batch scripts give Dask's commands, was an unknown option alone.
+    for (const command of ["scheduler", "worker"]) {
+      const args = command === "worker" ? [command, "tcp://127.0.0.1:1"] : [command];
+      const off = await runWeft([...args, "--no-dashboard"]);
+      expect(off.code, command).toBe(2);
+      expect(off.err, command).toMatch(
+        new RegExp(
+          `\nweft ${command} has no --no-dashboard \\(Dask's\\): leave it out: weft serves no HTTP unless given --http-address\n$`,
+        ),
+      );
+    }
     // Not Dask's, or not for this command: commander's error alone.
     for (const args of [
       ["worker", "tcp://127.0.0.1:1", "--bogus"],
