@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { ReplayInputError } from "../../replay/errors.ts";
 import { type CliContext, EXIT } from "./context.ts";
 
@@ -25,12 +25,22 @@ export async function withInputErrors(
 const DUMP_EXTENSIONS = [".msgpack.gz", ".yaml"] as const;
 
 /**
- * Throws a {@link ReplayInputError} when `file` does not exist, before its kind is
- * guessed from its name (`weft replay dump` was "unknown kind of file" when
- * `weft dump -o dump` had written dump.msgpack.gz), naming the dump meant if there is one.
+ * Throws a {@link ReplayInputError} when `file` does not exist or is a directory,
+ * before its kind is guessed from its name (`weft replay dump` was "unknown kind of
+ * file" when `weft dump -o dump` had written dump.msgpack.gz, and so was `weft replay
+ * ../shared/dumps`, the directory of the sample dumps), naming the dump meant if there
+ * is one.
  */
 export function checkInputExists(file: string): void {
-  if (existsSync(file)) return;
+  if (existsSync(file)) {
+    if (statSync(file).isDirectory()) {
+      throw new ReplayInputError(
+        file,
+        "cannot read the file: it is a directory (name one file in it)",
+      );
+    }
+    return;
+  }
   const meant = DUMP_EXTENSIONS.map((ext) => `${file}${ext}`).find((f) => existsSync(f));
   throw new ReplayInputError(
     file,

@@ -89,6 +89,14 @@ describe("weft story", () => {
       expect(replay.err).toBe(
         `weft replay: ${join(dir, "other")}: cannot read the file: it does not exist\n`,
       );
+      // A directory, as the sample dumps' own, is said so, not as a file of unknown kind.
+      for (const command of [["replay"], ["story", "x"]]) {
+        const inDir = await runWeft([...command, dir]);
+        expect(inDir.code, command[0]).toBe(2);
+        expect(inDir.err, command[0]).toBe(
+          `weft ${command[0]}: ${dir}: cannot read the file: it is a directory (name one file in it)\n`,
+        );
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
