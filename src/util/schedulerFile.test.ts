@@ -158,9 +158,16 @@ describe("scheduler files", () => {
     const occupied = join(sub, "s.json");
     mkdirSync(join(occupied, "inside"), { recursive: true }); // a directory where the file goes
     await expect(writeSchedulerFile(occupied, content("Scheduler-g", "tcp://h:5"))).rejects.toThrow(
-      `cannot write the scheduler file ${occupied}: `,
+      `cannot write the scheduler file ${occupied}: it is a directory`,
     );
     expect(readdirSync(sub)).toEqual(["s.json"]);
+    // A directory that is not there is named, not the partial file's hidden name.
+    const nowhere = join(dir, "no-such-dir", "s.json");
+    await expect(writeSchedulerFile(nowhere, content("Scheduler-h", "tcp://h:6"))).rejects.toThrow(
+      new Error(
+        `cannot write the scheduler file ${nowhere}: no such directory: ${join(dir, "no-such-dir")}`,
+      ),
+    );
   });
 });
 

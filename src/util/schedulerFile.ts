@@ -14,6 +14,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { warnCallbackFailed } from "./callbackWarning.ts";
 import { callGuarded } from "./guardedCall.ts";
 import { checkKnownOptions, type OptionNames } from "./knownOptions.ts";
+import { outputFailure } from "./outputFile.ts";
 import { deviceProblem } from "./regularFile.ts";
 import { showValue } from "./showValue.ts";
 
@@ -50,7 +51,12 @@ export async function writeSchedulerFile(
     await rename(partial, path);
   } catch (err) {
     await rm(partial, { force: true });
-    throw new Error(`cannot write the scheduler file ${path}: ${(err as Error).message}`);
+    // Said of the path given, not of the hidden partial file's name in Node's message
+    // (`ENOENT: …, open '/no/dir/.0fd2….weft-scheduler-file'`, or a rename's `EISDIR`).
+    const failure = await outputFailure(path);
+    throw new Error(
+      `cannot write the scheduler file ${path}: ${failure?.why ?? (err as Error).message}`,
+    );
   }
 }
 
