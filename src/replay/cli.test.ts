@@ -48,7 +48,9 @@ describe("weft", () => {
     expect((await weft(["replay", "--no-such-option", TREE])).code).toBe(2);
     const story = await weft(["story", TREE]);
     expect(story.code).toBe(2);
-    expect(story.err).toContain("at least one key");
+    expect(story.err).toContain(
+      "error: give at least one key, then the cluster dump file or the running cluster's scheduler (or --scheduler-file)",
+    );
     const bare = await weft(["story"]);
     expect(bare.code).toBe(2);
     expect(bare.err).toContain("at least one key");

@@ -140,8 +140,13 @@ export async function runStory(
     return;
   }
   // Commander allows a variadic argument only last: split KEY... FILE here.
+  // The running cluster's form is named too: `weft story KEY` alone is what a user
+  // following `weft story inc-41 tcp://…` forgets, and "the dump file" sent them to dump one.
   if (args.length < 2)
-    cmd.error("error: give at least one key and the dump file", { exitCode: EXIT.usage });
+    cmd.error(
+      "error: give at least one key, then the cluster dump file or the running cluster's scheduler (or --scheduler-file)",
+      { exitCode: EXIT.usage },
+    );
   const keys = args.slice(0, -1);
   const file = args[args.length - 1];
   // As the running cluster's story refuses one: no record matches "", and the
