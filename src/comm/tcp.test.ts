@@ -417,6 +417,22 @@ describe("tcp transport", () => {
     await expect(server.recv()).rejects.toBeInstanceOf(CommClosedError);
   });
 
+  it("a send under way when the peer resets the connection rejects: it was not taken", async () => {
+    const { socket, server } = await rawPeer();
+    socket.pause(); // reads nothing: the send waits for the kernel's buffers
+    socket.write(Buffer.concat(framesOf(messageSegments(encodeMessage({ n: 1 })), 1024)));
+    expect(await server.recv()).toEqual({ n: 1 });
+    const sent = server.send({ big: new Uint8Array(32 * 1024 * 1024) }).then(
+      () => "taken",
+      (e: unknown) => e,
+    );
+    await new Promise((r) => setTimeout(r, 100));
+    socket.resetAndDestroy();
+    // Before, the write's callback came without an error before the comm heard of the
+    // reset, and the send resolved as if the peer had taken it.
+    expect(await sent).toBeInstanceOf(CommClosedError);
+  });
+
   it("a peer that reads late, within the stall timeout, is not cut off", async () => {
     const { socket, server } = await rawPeer(undefined, undefined, { stallTimeoutMs: 3_000 });
     socket.pause();

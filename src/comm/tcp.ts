@@ -317,12 +317,26 @@ export class TcpComm extends CommBase {
               },
             ),
           );
-        // A socket destroyed with the write pending calls back without an error.
+        // A socket destroyed with the write pending calls back without an error, and
+        // may do so before the comm hears of its close (a peer's reset): the bytes were
+        // not all taken, and a send resolved so was counted as delivered.
         else if (this.isClosed) reject(this.closedError());
+        else if (socket.destroyed) reject(this.destroyedUnderSend());
         else resolve();
       });
       socket.uncork();
     });
+  }
+
+  /** The error of a send whose socket was destroyed under it, before the comm closed. */
+  private destroyedUnderSend(): CommClosedError {
+    const why = this.endError;
+    return new CommClosedError(
+      why === null
+        ? `send to ${this.peerAddress} failed: the connection closed under it`
+        : `send to ${this.peerAddress} failed: ${why.message}`,
+      why === null ? undefined : { cause: why },
+    );
   }
 
   readUnreadable(): void {
