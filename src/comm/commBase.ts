@@ -27,9 +27,54 @@ export abstract class CommBase implements Comm {
   abstract close(): Promise<void>;
   abstract abort(error?: Error): void;
 
-  /** A message arrived. */
-  protected deliver(msg: unknown): void {
-    if (this.closeInfo === null) this.queue.push(msg);
+  /** Whether {@link pauseReading} was called last rather than {@link resumeReading}. */
+  private readingPaused = false;
+  /** Set by {@link readToTheEnd}: reading is never stopped again. */
+  private readsToTheEnd = false;
+
+  /**
+   * A message arrived, of `bytes` on the wire (a transport that can stop
+   * reading says, see {@link maxUnreadBytes}).
+   */
+  protected deliver(msg: unknown, bytes = 0): void {
+    if (this.closeInfo !== null) return;
+    this.queue.push(msg, bytes);
+    if (!this.readingPaused && !this.readsToTheEnd && this.queue.bytes > this.maxUnreadBytes) {
+      this.readingPaused = true;
+      this.pauseReading();
+    }
+  }
+
+  /**
+   * The bytes of messages arrived and not read past which the transport stops
+   * reading the connection ({@link pauseReading}), until the reader has read
+   * them down to half: else a reader that stops (a scheduler holding a
+   * client's further requests until its answers are taken) kept whatever the
+   * peer went on sending. Infinity: never.
+   */
+  protected get maxUnreadBytes(): number {
+    return Number.POSITIVE_INFINITY;
+  }
+
+  /** Stop reading the connection (the peer's sends wait in the network's buffers, then in its own). */
+  protected pauseReading(): void {}
+
+  /** Read the connection again. */
+  protected resumeReading(): void {}
+
+  /**
+   * The comm is closing: read on until the peer's end, whatever is unread,
+   * so that the peer's close is seen (and what it sent before stays readable).
+   */
+  protected readToTheEnd(): void {
+    this.readsToTheEnd = true;
+    this.resumeIfPaused();
+  }
+
+  private resumeIfPaused(): void {
+    if (!this.readingPaused) return;
+    this.readingPaused = false;
+    this.resumeReading();
   }
 
   /**
@@ -56,7 +101,9 @@ export abstract class CommBase implements Comm {
   }
 
   recv(): Promise<unknown> {
-    return this.queue.shift();
+    const next = this.queue.shift();
+    if (this.readingPaused && this.queue.bytes <= this.maxUnreadBytes / 2) this.resumeIfPaused();
+    return next;
   }
 
   [Symbol.asyncIterator](): AsyncIterator<unknown> {

@@ -453,6 +453,59 @@ describe("tcp transport", () => {
     expect(received).toBeGreaterThan(big.length);
   });
 
+  it("stops reading a peer once 16 MiB it sent are unread, and reads on as they are read", async () => {
+    const p = await commPair("tcp://127.0.0.1:0");
+    cleanup.push(async () => {
+      p.client.abort();
+      p.server.abort();
+      await p.listener.close();
+    });
+    const chunk = new Uint8Array(1024 * 1024);
+    const count = 96; // 96 MiB: more than the bound and the kernel's buffers together
+    let taken = 0;
+    const sends = Array.from({ length: count }, (_, i) =>
+      p.client.send({ i, chunk }).then(() => {
+        taken++;
+      }),
+    );
+    // The server reads nothing until the sender's progress stops (or every send was taken).
+    let last = -1;
+    for (let quiet = 0; quiet < 4 && taken < count; ) {
+      await new Promise((r) => setTimeout(r, 100));
+      quiet = taken === last ? quiet + 1 : 0;
+      last = taken;
+    }
+    // Without the bound, the server's queue took all 96 MiB and every send resolved.
+    expect(taken).toBeLessThan(count);
+    for (let i = 0; i < count; i++) {
+      const m = (await p.server.recv()) as { i: number; chunk: Uint8Array };
+      expect(m.i).toBe(i);
+      expect(m.chunk.length).toBe(chunk.length);
+    }
+    await Promise.all(sends);
+    expect(taken).toBe(count);
+  });
+
+  it("a comm that stopped reading still sees the peer's close once closed itself", async () => {
+    const p = await commPair("tcp://127.0.0.1:0");
+    cleanup.push(async () => {
+      p.client.abort();
+      p.server.abort();
+      await p.listener.close();
+    });
+    const chunk = new Uint8Array(1024 * 1024);
+    const sends = Array.from({ length: 40 }, (_, i) => p.client.send({ i, chunk }).catch(() => {}));
+    await new Promise((r) => setTimeout(r, 300));
+    const closing = p.server.close();
+    // The peer's sends go on being read, and its close ends the comm in an orderly way.
+    await Promise.all(sends);
+    await p.client.close();
+    await closing;
+    expect((await p.server.closed).error).toBeNull();
+    // Not cut after the close's grace of 5 s, with the rest of the peer's sends unread.
+    for (let i = 0; i < 40; i++) expect(((await p.server.recv()) as { i: number }).i).toBe(i);
+  });
+
   it("a forwarding comm passes task data on unjoined and unread, whatever the frame size", async () => {
     const n = 1 << 20;
     const floats = new Float64Array(new ArrayBuffer(n + 8), 8, n / 8).map((_, i) => i / 7);

@@ -31,6 +31,7 @@ import {
 } from "./comm.ts";
 import { CommBase } from "./commBase.ts";
 import { CommAbortedError, CommClosedError, ConnectError } from "./errors.ts";
+import { piecesLength } from "./forwardedBytes.ts";
 import { FrameReader, framesOf } from "./framing.ts";
 import {
   messageLength,
@@ -63,6 +64,15 @@ const SUSPECT_MESSAGE_BYTES = 64 * 1024;
  * takes at most 32,767 (`MAX_TCP_KEEPIDLE`), keeping its default of 2 h for more.
  */
 const MAX_KEEPALIVE_MS = 32_767_000;
+
+/**
+ * The bytes of messages arrived and not read yet past which a comm stops
+ * reading its socket (see `CommBase.maxUnreadBytes`): the peer's further
+ * sends then wait in the kernel's buffers and its own, as a TCP peer that
+ * does not read makes them wait. A message larger than this stops reading
+ * only until it is read.
+ */
+export const MAX_UNREAD_BYTES = 16 * 1024 * 1024;
 
 /** The bytes waiting to go out that earn one `stallTimeoutMs` (see {@link TcpTimeouts}). */
 const STALL_BYTES = 16 * 1024 * 1024;
@@ -214,6 +224,7 @@ export class TcpComm extends CommBase {
     }
     for (const bytes of messages) {
       let msg: unknown;
+      const length = Array.isArray(bytes) ? piecesLength(bytes) : bytes.length;
       try {
         if (Array.isArray(bytes)) {
           const { payload, buffers } = splitMessagePieces(bytes);
@@ -231,7 +242,7 @@ export class TcpComm extends CommBase {
         }
       }
       this.largestUnanswered = 0;
-      this.deliver(msg);
+      this.deliver(msg, length);
     }
     if (refused !== null) this.failTransport(refused);
   }
@@ -269,6 +280,18 @@ export class TcpComm extends CommBase {
           : `connection to ${this.peerAddress} closed mid-message: ${this.reader.pendingBytes} bytes of it received`,
       );
     }
+  }
+
+  protected override get maxUnreadBytes(): number {
+    return MAX_UNREAD_BYTES;
+  }
+
+  protected override pauseReading(): void {
+    this.socket.pause();
+  }
+
+  protected override resumeReading(): void {
+    this.socket.resume();
   }
 
   /** This end's own limit (see `Comm.maxMessageBytes`). */
@@ -403,6 +426,8 @@ export class TcpComm extends CommBase {
       const timer = setTimeout(() => this.socket.destroy(), CLOSE_GRACE_MS);
       timer.unref();
       this.socket.once("close", () => clearTimeout(timer));
+      // The peer's own end comes after what it sent: read on, so that it is seen.
+      this.readToTheEnd();
       this.socket.end();
     }
     return this.closed.then(() => undefined);
