@@ -34,6 +34,27 @@ describe.each(["inproc://", "tcp://127.0.0.1:0"])("BatchedSend over %s", (addres
     expect(b.messageCount).toBe(3);
   });
 
+  it("tells onTaken of each batch once the transport took it, those of its messages dropped included", async () => {
+    const { client, server } = await pair(address);
+    const taken: unknown[][] = [];
+    const b = new BatchedSend(client, {
+      intervalMs: 0,
+      onTaken: (batch) => taken.push([...batch]),
+      onMessageError: () => {},
+    });
+    const unencodable = { f: () => 1 };
+    b.send(1, 2);
+    await b.flush();
+    expect(taken).toEqual([[1, 2]]);
+    b.send(3, unencodable, 4);
+    await b.flush();
+    expect(taken).toEqual([
+      [1, 2],
+      [3, unencodable, 4],
+    ]);
+    expect(await server.recv()).toEqual([1, 2]);
+  });
+
   it("waits the interval between batches and keeps the order", async () => {
     const { client, server } = await pair(address);
     const b = new BatchedSend(client, { intervalMs: 30 });

@@ -32,6 +32,13 @@ export interface BatchedSendOptions {
    * too large only as a whole is sent in parts either way.
    */
   onMessageError?: (err: unknown, msg: unknown) => void;
+  /**
+   * Told of each batch once the transport took it (TCP: its bytes were handed
+   * to the OS), its messages that could not be sent dropped: those messages no
+   * longer wait here. Not told of a batch lost with a failed stream. What it
+   * throws is a process warning.
+   */
+  onTaken?: (batch: readonly unknown[]) => void;
 }
 
 /** Default interval between batches, in milliseconds. */
@@ -43,6 +50,7 @@ export class BatchedSend {
   private readonly intervalMs: number;
   private readonly onError: ((err: unknown) => void) | undefined;
   private readonly onMessageError: ((err: unknown, msg: unknown) => void) | undefined;
+  private readonly onTaken: ((batch: readonly unknown[]) => void) | undefined;
   private nextDeadline = 0;
   private armed = false;
   private sending: Promise<void> | null = null;
@@ -67,6 +75,7 @@ export class BatchedSend {
     this.intervalMs = interval;
     this.onError = options.onError;
     this.onMessageError = options.onMessageError;
+    this.onTaken = options.onTaken;
   }
 
   /** True once closed (by `close`, `abort` or a failed send). */
@@ -111,19 +120,27 @@ export class BatchedSend {
     this.batchCount++;
     this.messageCount += batch.length;
     this.sending = this.comm.send(batch).then(
-      () => this.sent(),
+      () => this.sent(batch),
       (err: unknown) => {
         // Returned, so that `sending` (awaited by flush and close) covers the halves too.
         if (isDataError(err) && !this.comm.isClosed) {
-          return this.sendInHalves(batch, err).then(() => this.sent());
+          return this.sendInHalves(batch, err).then(() => this.sent(batch));
         }
         this.fail(err);
       },
     );
   }
 
-  private sent(): void {
+  private sent(batch: readonly unknown[]): void {
     this.sending = null;
+    // The halves of a batch may have failed the stream: its messages are lost, not taken.
+    if (this.onTaken !== undefined && !this.closedFlag) {
+      const told = this.onTaken;
+      callGuarded(
+        () => told(batch),
+        (thrown) => warnCallbackFailed("BatchedSend onTaken failed", thrown),
+      );
+    }
     if (!this.closedFlag && this.buffer.length > 0 && !this.armed) this.arm();
   }
 

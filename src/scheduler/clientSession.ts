@@ -17,6 +17,7 @@ import type { ClientToSchedulerMessage } from "../protocol/messagesClient.ts";
 import { type RegisterReplyMsg, receiveLimitProblem } from "../protocol/messagesSession.ts";
 import { protocolMismatch, wireVersion } from "../protocol/version.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
+import { AnswerBacklog } from "./answerBacklog.ts";
 import { isRequestOp, replyTo } from "./clientRequests.ts";
 import { oversizedMessageRecord } from "./oversizedMessage.ts";
 import { type SessionHost, sessionStream } from "./sessionHost.ts";
@@ -110,13 +111,18 @@ export async function serveClient(
   // Once the client said close-client, its connection may end under a send or a read: expected.
   let saidGoodbye = false;
   const ops = new RequestOps();
+  const backlog = new AnswerBacklog();
   const stream: BatchedSend = sessionStream(
     host,
     comm,
     { client: id },
     {
       peerLeaving: () => saidGoodbye,
-      onQueued: (m) => ops.queued(m),
+      onQueued: (m) => {
+        ops.queued(m);
+        backlog.queued(m);
+      },
+      onTaken: (batch) => backlog.taken(batch),
       // In place of what cannot be sent, what keeps the client from waiting for it forever.
       onDropped: (m, err) => {
         const { messages, whole } = standInsFor(id, m, err, ops);
@@ -142,41 +148,59 @@ export async function serveClient(
   host.logger.debug({ client: id }, "client connected");
   host.plugins.notify("addClient", id);
 
-  try {
-    await forEachMessage(comm, (frame) => {
-      const msgs: unknown[] = Array.isArray(frame) ? frame : [frame];
-      let events: SchedulerEvent[] = [];
-      for (const msg of msgs) {
-        if (isRecord(msg) && isRequestOp(msg.op)) {
-          // Answer after what came before it, so that it sees its effects.
-          host.dispatch(events);
-          events = [];
-          ops.asked(msg);
-          const reply = replyTo(host, id, msg);
-          if (reply !== null && !stream.isClosed) stream.send(reply);
-        } else if (isRecord(msg) && msg.op === "pubsub-put") {
-          putMessage(host, id, msg);
-        } else if (isRecord(msg) && msg.clientId !== id) {
-          host.counters.rejectedMessages++;
-          host.logger.error(
-            { client: id, op: msg.op, claimed: msg.clientId },
-            `rejected a malformed message: ${clientIdProblem(msg.clientId)}`,
-          );
-        } else {
-          if (isRecord(msg) && msg.op === "close-client") saidGoodbye = true;
-          // A queue item's taker lets its dataset go so: the scheduler need not at its leaving.
-          if (isRecord(msg) && msg.op === "unpublish-dataset" && typeof msg.name === "string") {
-            host.coordination.datasetGone(msg.name);
-          }
-          // The dataset of a value about to be set or put: its client's to let go until then.
-          if (isRecord(msg) && msg.op === "publish-dataset" && typeof msg.name === "string") {
-            host.coordination.datasetPublished(msg.name, id);
-          }
-          events.push({ kind: "client-message", msg: msg as ClientToSchedulerMessage });
+  // Nothing waits for the client's answers to be taken once its connection is gone.
+  void comm.closed.then(() => backlog.close());
+  /**
+   * Handle `msgs`, a frame of the client's, from `start` on. A request that
+   * finds the client's answers in flight at their bound waits, and every
+   * message after it (so that none overtakes it): the promise returned, which
+   * the reading awaits, so that the client's further frames stay unread.
+   */
+  const handle = (msgs: readonly unknown[], start: number): Promise<void> | undefined => {
+    let events: SchedulerEvent[] = [];
+    for (let i = start; i < msgs.length; i++) {
+      const msg = msgs[i];
+      if (isRecord(msg) && isRequestOp(msg.op)) {
+        // Answer after what came before it, so that it sees its effects.
+        host.dispatch(events);
+        events = [];
+        if (backlog.full) {
+          return backlog.whenRoom().then(() => handle(msgs, i));
         }
+        // The connection gone, the requests it left are still read for their effects: a
+        // dump has none, and made for nobody, a thousand of them took the scheduler to 2.5 GiB.
+        if (msg.op === "dump-state" && stream.isClosed) continue;
+        ops.asked(msg);
+        backlog.asked(msg);
+        const reply = replyTo(host, id, msg);
+        if (reply !== null && !stream.isClosed) stream.send(reply);
+      } else if (isRecord(msg) && msg.op === "pubsub-put") {
+        putMessage(host, id, msg);
+      } else if (isRecord(msg) && msg.clientId !== id) {
+        host.counters.rejectedMessages++;
+        host.logger.error(
+          { client: id, op: msg.op, claimed: msg.clientId },
+          `rejected a malformed message: ${clientIdProblem(msg.clientId)}`,
+        );
+      } else {
+        if (isRecord(msg) && msg.op === "close-client") saidGoodbye = true;
+        // A queue item's taker lets its dataset go so: the scheduler need not at its leaving.
+        if (isRecord(msg) && msg.op === "unpublish-dataset" && typeof msg.name === "string") {
+          host.coordination.datasetGone(msg.name);
+        }
+        // The dataset of a value about to be set or put: its client's to let go until then.
+        if (isRecord(msg) && msg.op === "publish-dataset" && typeof msg.name === "string") {
+          host.coordination.datasetPublished(msg.name, id);
+        }
+        events.push({ kind: "client-message", msg: msg as ClientToSchedulerMessage });
       }
-      host.dispatch(events);
-    });
+    }
+    host.dispatch(events);
+    return undefined;
+  };
+
+  try {
+    await forEachMessage(comm, (frame) => handle(Array.isArray(frame) ? frame : [frame], 0));
   } catch (err) {
     const oversized = oversizedMessageRecord(err, `client ${id}`, comm.peerAddress);
     if (oversized !== null) {

@@ -102,6 +102,8 @@ export interface SessionStreamHooks {
    * may have closed its end already), logged at debug, not warn.
    */
   readonly peerLeaving?: () => boolean;
+  /** Told of each batch the transport took (see `BatchedSendOptions.onTaken`). */
+  readonly onTaken?: (batch: readonly unknown[]) => void;
 }
 
 /** A session's batched stream: a `BatchedSend` telling its session of each message queued. */
@@ -131,11 +133,12 @@ export function sessionStream(
   host: SessionHost,
   comm: Comm,
   peer: { readonly worker: string } | { readonly client: string },
-  { onDropped, onQueued, peerLeaving }: SessionStreamHooks = {},
+  { onDropped, onQueued, peerLeaving, onTaken }: SessionStreamHooks = {},
 ): BatchedSend {
   const kind = "worker" in peer ? "worker" : "client";
   const options: BatchedSendOptions = {
     intervalMs: host.options.batchedSendIntervalMs,
+    onTaken,
     onError: (err) => {
       const msg = `cannot send to a ${kind}`;
       if (peerLeaving?.() === true) host.logger.debug({ err, ...peer }, msg);

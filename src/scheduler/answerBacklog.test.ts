@@ -1,0 +1,185 @@
+import { connect as netConnect, type Socket } from "node:net";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { FrameReader, framesOf } from "../comm/framing.ts";
+import { messageSegments, splitMessage } from "../comm/messageLayout.ts";
+import { decodeMessage, encodeMessage } from "../comm/wireCodec.ts";
+import { wireVersion } from "../protocol/version.ts";
+import { parseHostPort } from "../util/address.ts";
+import { AnswerBacklog, MAX_ANSWERS_IN_FLIGHT } from "./answerBacklog.ts";
+import type { Scheduler } from "./scheduler.ts";
+import { rawPeer, startTestScheduler } from "./testPeer.ts";
+
+/** The scheduler dumps made (`dump-state`'s answers). */
+const dumps = vi.hoisted(() => ({ made: 0 }));
+vi.mock("./dumpState.ts", async (original) => {
+  const actual = await original<typeof import("./dumpState.ts")>();
+  return {
+    ...actual,
+    schedulerDumpInParts(...args: Parameters<typeof actual.schedulerDumpInParts>) {
+      dumps.made++;
+      return actual.schedulerDumpInParts(...args);
+    },
+  };
+});
+
+const open: { close(): Promise<void> }[] = [];
+afterEach(async () => {
+  for (const x of open.splice(0).reverse()) await x.close();
+});
+
+const reply = (requestId: number) => ({ op: "reply", requestId, result: null });
+
+describe("AnswerBacklog", () => {
+  it("counts an answer from its queueing until the transport took it, and is full at the limit", async () => {
+    const b = new AnswerBacklog(2);
+    const [r1, r2] = [reply(1), reply(2)];
+    b.queued(r1);
+    b.queued({ op: "key-in-memory", key: "x" }); // not an answer
+    expect(b.size).toBe(1);
+    b.queued(r2);
+    expect(b.full).toBe(true);
+    let room = false;
+    const waiting = b.whenRoom().then(() => {
+      room = true;
+    });
+    b.taken([{ op: "key-in-memory", key: "x" }]);
+    await Promise.resolve();
+    expect(room).toBe(false);
+    b.taken([r1]);
+    await waiting;
+    expect(b.full).toBe(false);
+    b.taken([r1]); // told twice: counted once
+    expect(b.size).toBe(1);
+  });
+
+  it("counts a dump from its asking, once, even under a request id given twice", () => {
+    const b = new AnswerBacklog();
+    b.asked({ op: "dump-state", requestId: 7 });
+    b.asked({ op: "dump-state", requestId: 7 });
+    b.asked({ op: "who-has", requestId: 8 }); // answered at once: counted when queued
+    b.asked({ op: "dump-state" }); // malformed: never answered
+    expect(b.size).toBe(2);
+    const answers = [reply(7), reply(7)];
+    for (const a of answers) b.queued(a);
+    expect(b.size).toBe(2);
+    b.taken(answers);
+    expect(b.size).toBe(0);
+  });
+
+  it("lets every waiter go once the connection ended", async () => {
+    const b = new AnswerBacklog(1);
+    b.queued(reply(1));
+    const waiting = b.whenRoom();
+    b.close();
+    await waiting;
+    expect(b.full).toBe(false);
+  });
+});
+
+/** Frame `msg` as a TCP comm sends it. */
+function frame(msg: unknown): Buffer {
+  return Buffer.concat(framesOf(messageSegments(encodeMessage(msg)), 64 * 1024 * 1024));
+}
+
+/** The messages that arrive on `socket` from now on, batches flattened, in order. */
+function readMessages(socket: Socket): Record<string, unknown>[] {
+  const got: Record<string, unknown>[] = [];
+  const reader = new FrameReader(64 * 1024 * 1024);
+  socket.on("data", (chunk: Buffer) => {
+    for (const bytes of reader.push(chunk)) {
+      const { payload, buffers } = splitMessage(bytes);
+      const m = decodeMessage(payload, buffers);
+      for (const one of Array.isArray(m) ? m : [m]) got.push(one as Record<string, unknown>);
+    }
+  });
+  return got;
+}
+
+async function until(cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 600 && !cond(); i++) await new Promise((r) => setTimeout(r, 50));
+  expect(cond()).toBe(true);
+}
+
+/** A scheduler over TCP whose topic `big` holds one event of 128 KiB, and a client of it. */
+async function schedulerWithBigEvent() {
+  const s: Scheduler = await startTestScheduler("tcp://127.0.0.1:0", (x) => open.push(x));
+  const other = await rawPeer(
+    s.address,
+    { op: "register-client", clientId: "other", ...wireVersion() },
+    (x) => open.push(x),
+  );
+  const big = "x".repeat(128 * 1024);
+  await other.comm.send([{ op: "log-event", requestId: 1, topics: ["big"], msg: big }]);
+  await other.waitFor((m) => m.requestId === 1);
+  return { s, other };
+}
+
+/** A raw connection to `s` that registers as client `flood`, sends `requests` in one frame and reads nothing. */
+async function flood(s: Scheduler, requests: readonly Record<string, unknown>[]): Promise<Socket> {
+  const { host, port } = parseHostPort(s.address);
+  const socket = netConnect({ host, port });
+  await new Promise((r) => socket.once("connect", r));
+  open.push({ close: async () => void socket.destroy() });
+  // No 'data' listener: the socket reads nothing past Node's small buffer.
+  socket.write(
+    Buffer.concat([
+      frame({ op: "register-client", clientId: "flood", ...wireVersion() }),
+      frame(requests),
+    ]),
+  );
+  await until(() => s.router.clients.has("flood"));
+  return socket;
+}
+
+/** The number `answered()` gives once it stopped growing (or reached `n`). */
+async function settled(answered: () => number, n: number): Promise<number> {
+  let last = -1;
+  for (let quiet = 0; quiet < 5 && answered() < n; ) {
+    await new Promise((r) => setTimeout(r, 100));
+    quiet = answered() === last ? quiet + 1 : 0;
+    last = answered();
+  }
+  return answered();
+}
+
+const getBig = (i: number) => ({ op: "get-events", requestId: i + 1, topic: "big" });
+
+describe("a client that sends requests in bulk and does not read the answers", () => {
+  it("is answered no further than the bound beyond what the network took, other clients are, and it gets every answer in order once it reads", async () => {
+    const { s, other } = await schedulerWithBigEvent();
+    const n = 600; // answers of 128 KiB: 75 MiB
+    const requests = Array.from({ length: n }, (_, i) => getBig(i));
+    const socket = await flood(s, requests);
+    const stream = s.router.clients.get("flood")!;
+    const answered = () => stream.messageCount + stream.pending;
+    // What the kernel's buffers took (some megabytes), and the bound: not all 600.
+    expect(await settled(answered, n)).toBeLessThan(n / 2);
+    expect(answered()).toBeGreaterThanOrEqual(MAX_ANSWERS_IN_FLIGHT);
+    // Another client is answered meanwhile.
+    await other.comm.send([{ op: "counters", requestId: 2 }]);
+    expect(await other.waitFor((m) => m.requestId === 2)).toMatchObject({ op: "reply" });
+
+    const got = readMessages(socket);
+    await until(() => got.filter((m) => m.op === "reply").length >= n);
+    const ids = got.filter((m) => m.op === "reply").map((m) => m.requestId);
+    expect(ids).toEqual(requests.map((r) => r.requestId));
+    expect(got.every((m) => m.op !== "reply" || m.error === undefined)).toBe(true);
+  }, 60_000);
+
+  it("makes no dump for the requests it left unanswered when it went", async () => {
+    const { s } = await schedulerWithBigEvent();
+    const held = Array.from({ length: 100 }, (_, i) => getBig(i));
+    const dumpRequests = Array.from({ length: 50 }, (_, i) => ({
+      op: "dump-state",
+      requestId: 1000 + i,
+    }));
+    const socket = await flood(s, [...held, ...dumpRequests]);
+    const stream = s.router.clients.get("flood")!;
+    await settled(() => stream.messageCount + stream.pending, held.length);
+    const before = dumps.made;
+    socket.destroy();
+    await until(() => !s.router.clients.has("flood"));
+    // The requests after the bound were still handled (the get-events), but no dump made.
+    expect(dumps.made).toBe(before);
+  }, 60_000);
+});

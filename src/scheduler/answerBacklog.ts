@@ -1,0 +1,113 @@
+/**
+ * How many of a client's requests the scheduler is answering at once: those
+ * whose answers are being made (`dump-state`, over several turns) or wait on
+ * the client's stream, not yet taken by the transport. Past
+ * {@link MAX_ANSWERS_IN_FLIGHT} the client's session reads no further message
+ * of it until some are taken (see `clientSession.ts`): a client sending
+ * thousands of requests at once, or one that does not read its answers, made
+ * the scheduler hold every answer (2,000 `dump-state`: from 160 to 837 MiB),
+ * and coalesce them into one batch whose encoding stalled every other client
+ * and worker for seconds. Dask sets no such bound.
+ *
+ * Not counted: a coordination request waiting on other clients (a lock held,
+ * an empty queue) or the scheduler code a request runs, until its answer is
+ * queued. Counted, they could hold the client's next requests (the release
+ * they wait for) back for good.
+ */
+
+import type { ReplyMsg } from "../protocol/messagesSession.ts";
+
+/** A client's requests the scheduler answers at once, at most (see the module's doc). */
+export const MAX_ANSWERS_IN_FLIGHT = 64;
+
+/** The requests answered over several turns of the scheduler's own work: counted from their start. */
+const MADE_OVER_TURNS: ReadonlySet<string> = new Set(["dump-state"]);
+
+function replyOf(msg: unknown): Partial<ReplyMsg> | null {
+  const reply = msg as Partial<ReplyMsg> | null;
+  return reply?.op === "reply" ? reply : null;
+}
+
+/** One client's answers in flight. */
+export class AnswerBacklog {
+  private inFlight = 0;
+  /** The requests of {@link MADE_OVER_TURNS} being answered, by request id (a client may repeat one). */
+  private readonly making = new Map<number, number>();
+  /** The answers queued and counted, until taken (identity: an answer is its own object). */
+  private readonly queuedAnswers = new WeakSet<object>();
+  private room: { promise: Promise<void>; resolve: () => void } | null = null;
+  private closed = false;
+
+  constructor(readonly limit: number = MAX_ANSWERS_IN_FLIGHT) {}
+
+  /** Answers in flight. */
+  get size(): number {
+    return this.inFlight;
+  }
+
+  /** True when the client's next request is to wait ({@link whenRoom}). */
+  get full(): boolean {
+    return this.inFlight >= this.limit && !this.closed;
+  }
+
+  /** The client asked `msg`: one made over several turns is counted from now. */
+  asked(msg: { readonly op?: unknown; readonly requestId?: unknown }): void {
+    const { op, requestId } = msg;
+    if (typeof op !== "string" || !MADE_OVER_TURNS.has(op) || !Number.isSafeInteger(requestId)) {
+      return;
+    }
+    const id = requestId as number;
+    this.making.set(id, (this.making.get(id) ?? 0) + 1);
+    this.inFlight++;
+  }
+
+  /** `msg` was queued on the client's stream: an answer is counted until taken. */
+  queued(msg: unknown): void {
+    const reply = replyOf(msg);
+    if (reply === null) return;
+    this.queuedAnswers.add(reply);
+    const id = reply.requestId;
+    const making = typeof id === "number" ? this.making.get(id) : undefined;
+    if (making === undefined) {
+      this.inFlight++;
+      return;
+    }
+    // Counted since it was asked.
+    if (making > 1) this.making.set(id as number, making - 1);
+    else this.making.delete(id as number);
+  }
+
+  /** The transport took `batch` (or dropped those of its messages it could not send). */
+  taken(batch: readonly unknown[]): void {
+    for (const msg of batch) {
+      const reply = replyOf(msg);
+      if (reply !== null && this.queuedAnswers.delete(reply)) this.inFlight--;
+    }
+    if (this.room !== null && this.inFlight < this.limit) this.openRoom();
+  }
+
+  /** Resolves once the client's next request may be answered (or the connection ended). */
+  whenRoom(): Promise<void> {
+    if (!this.full) return Promise.resolve();
+    if (this.room === null) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => {
+        resolve = r;
+      });
+      this.room = { promise, resolve };
+    }
+    return this.room.promise;
+  }
+
+  /** The connection ended: nothing waits any more. */
+  close(): void {
+    this.closed = true;
+    if (this.room !== null) this.openRoom();
+  }
+
+  private openRoom(): void {
+    const room = this.room;
+    this.room = null;
+    room?.resolve();
+  }
+}
