@@ -166,6 +166,20 @@ describe("a client that sends requests in bulk and does not read the answers", (
     expect(got.every((m) => m.op !== "reply" || m.error === undefined)).toBe(true);
   }, 60_000);
 
+  it("holds the scheduler's close no longer than STREAMS_FLUSH_S", async () => {
+    const { s } = await schedulerWithBigEvent();
+    await flood(
+      s,
+      Array.from({ length: 100 }, (_, i) => getBig(i)),
+    );
+    const stream = s.router.clients.get("flood")!;
+    await settled(() => stream.messageCount + stream.pending, 100);
+    // Before, the close waited for the stream's batch of 8 MiB until the stall timeout
+    // cut the connection: 60 s, past this test's own timeout.
+    await s.close();
+    expect(s.status).toBe("closed");
+  }, 40_000);
+
   it("makes no dump for the requests it left unanswered when it went", async () => {
     const { s } = await schedulerWithBigEvent();
     const held = Array.from({ length: 100 }, (_, i) => getBig(i));

@@ -74,6 +74,14 @@ export type SchedulerStatus = "init" | "running" | "closing" | "closed" | "faile
 
 const HANDSHAKE_TIMEOUT = Symbol("handshake timeout");
 
+/**
+ * How long a close waits for the streams to workers and clients to send what
+ * they hold, in seconds: then every connection is cut. A peer that does not
+ * read (a client frozen, or not reading its answers) held the close until its
+ * stall timeout, a minute per 16 MiB waiting for it (40 answers of 1 MiB: 149 s).
+ */
+export const STREAMS_FLUSH_S = 5;
+
 /** The scheduler server. */
 export class Scheduler implements SessionHost {
   readonly options: ResolvedSchedulerOptions;
@@ -609,7 +617,15 @@ export class Scheduler implements SessionHost {
     const streams = [...this.router.workers.values(), ...this.router.clients.values()];
     this.router.workers.clear();
     this.router.clients.clear();
-    await Promise.allSettled(streams.map((s) => s.close()));
+    const flush = new CloseBudget(STREAMS_FLUSH_S);
+    const flushed = await flush.settles(Promise.allSettled(streams.map((s) => s.close())));
+    flush.clear();
+    if (!flushed) {
+      this.logger.warn(
+        { waitedS: STREAMS_FLUSH_S },
+        "closing: a peer did not take what its stream held in time: cut off",
+      );
+    }
     for (const comm of this.comms) comm.abort();
     await Promise.allSettled([...this.sessions]);
     await this.plugins.closeAll(new CloseBudget(timeout));
