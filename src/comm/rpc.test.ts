@@ -477,3 +477,57 @@ describe("rpc with a logger that throws", () => {
     await expect(served).resolves.toBeUndefined();
   });
 });
+
+describe("an rpc server's peer that sends requests in bulk and does not read the answers", () => {
+  it("is read no further than 64 answers beyond what the network took, and gets every answer once it reads", async () => {
+    const { connect: netConnect } = await import("node:net");
+    const { listen } = await import("./connect.ts");
+    const { FrameReader, framesOf } = await import("./framing.ts");
+    const { messageSegments, splitMessage } = await import("./messageLayout.ts");
+    const { decodeMessage, encodeMessage } = await import("./wireCodec.ts");
+    const { parseHostPort } = await import("../util/address.ts");
+    const { MAX_RPC_ANSWERS_IN_FLIGHT } = await import("./answersInFlight.ts");
+    let handled = 0;
+    const answer = "x".repeat(256 * 1024);
+    const listener = await listen("tcp://127.0.0.1:0", (comm) => {
+      void serveRpc(comm, {
+        big: () => {
+          handled++;
+          return answer;
+        },
+      });
+    });
+    const { host, port } = parseHostPort(listener.address);
+    const socket = netConnect({ host, port });
+    await new Promise((r) => socket.once("connect", r));
+    const n = 400; // 100 MiB of answers
+    const frames = Array.from({ length: n }, (_, i) =>
+      Buffer.concat(framesOf(messageSegments(encodeMessage({ op: "big", id: i + 1 })), 1 << 26)),
+    );
+    // No 'data' listener: the socket reads nothing past Node's small buffer.
+    socket.write(Buffer.concat(frames));
+    let last = -1;
+    for (let quiet = 0; quiet < 5 && handled < n; ) {
+      await new Promise((r) => setTimeout(r, 100));
+      quiet = handled === last ? quiet + 1 : 0;
+      last = handled;
+    }
+    // What the kernel's buffers took (some megabytes) and the bound: not all 400.
+    expect(handled).toBeLessThan(n / 2);
+    expect(handled).toBeGreaterThanOrEqual(MAX_RPC_ANSWERS_IN_FLIGHT);
+    const ids = new Set<number>();
+    const reader = new FrameReader(1 << 26);
+    socket.on("data", (chunk: Buffer) => {
+      for (const bytes of reader.push(chunk)) {
+        const { payload, buffers } = splitMessage(bytes);
+        const m = decodeMessage(payload, buffers) as { id: number; result: string };
+        if (m.result === answer) ids.add(m.id);
+      }
+    });
+    for (let i = 0; i < 600 && ids.size < n; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(ids.size).toBe(n);
+    expect(handled).toBe(n);
+    socket.destroy();
+    await listener.close();
+  }, 60_000);
+});

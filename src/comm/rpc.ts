@@ -13,6 +13,7 @@ import { callGuarded } from "../util/guardedCall.ts";
 import { readableErrorFields } from "../util/readSafely.ts";
 import { showValue } from "../util/showValue.ts";
 import { timeoutProblem, timeoutUnlessInfinite } from "../util/timers.ts";
+import { AnswersInFlight } from "./answersInFlight.ts";
 import { logBrokenConnection } from "./brokenConnection.ts";
 import type { Comm } from "./comm.ts";
 import { CommAbortedError, CommClosedError, isNetworkError, SerializationError } from "./errors.ts";
@@ -270,8 +271,14 @@ export async function serveRpc(
   const logger = given === undefined ? undefined : containLogger(given);
   // A request whose value cannot be read is answered with the error (see answer).
   comm.readUnreadable?.();
+  const inFlight = new AnswersInFlight();
+  void comm.closed.then(() => inFlight.close());
   try {
-    await forEachMessage(comm, (msg) => void answer(comm, msg, handlers, logger));
+    await forEachMessage(comm, (msg) => {
+      void answer(comm, msg, handlers, logger, inFlight);
+      // The next request waits while too many answers wait for the peer to read them.
+      return inFlight.full ? inFlight.whenRoom() : undefined;
+    });
   } catch (err) {
     // Aborted on this side (a server shutting down): expected, not a broken comm.
     if (err instanceof CommAbortedError)
@@ -293,6 +300,7 @@ async function answer(
   msg: unknown,
   handlers: Readonly<Record<string, RpcHandler>>,
   logger: CommLogger | undefined,
+  inFlight: AnswersInFlight,
 ): Promise<void> {
   if (msg instanceof UnreadableValueError) {
     await unreadableRequest(comm, msg, logger);
@@ -303,6 +311,7 @@ async function answer(
   let replyLimit: PeerLimit | undefined;
   const reply = async (body: Record<string, unknown>): Promise<void> => {
     let ok = false;
+    inFlight.sending();
     try {
       await comm.send({ id, ...body }, "error" in body ? undefined : replyLimit);
       ok = true;
@@ -315,6 +324,8 @@ async function answer(
           // nothing more to do
         }
       }
+    } finally {
+      inFlight.sent();
     }
     // A throw here rejected the answering, which nothing awaits: the process ended.
     for (const cb of callbacks) callGuarded(() => cb(ok), callbackFailed);
