@@ -202,6 +202,15 @@ describe("client.profile", () => {
       ).toBeGreaterThanOrEqual(2);
       const spin = got.top.find((f) => f.functionName === "profiledSpin");
       expect(spin?.url).toMatch(/profileTestTasks\.ts$/);
+      // At its line in the TypeScript source, not of the code tsx made of it (all line 1).
+      const source = (await readFile(new URL(PROFILE_TASKS), "utf8")).split("\n");
+      const declared = source.findIndex((line) => line.includes("function profiledSpin("));
+      expect(spin?.line).toBe(declared + 1);
+      const node = got.profile.nodes.find((n) => n.callFrame.functionName === "profiledSpin");
+      expect(node?.callFrame.lineNumber).toBe(declared);
+      // Its column, in the declaration (tsx's map places the function's name).
+      const column = node?.callFrame.columnNumber ?? -1;
+      expect(source[declared].slice(column)).toMatch(/^(profiledSpin)?\(/);
       // 1.6 s of spinning over two threads; most of it sampled in profiledSpin.
       expect(spin?.selfMs).toBeGreaterThan(800);
       const written = JSON.parse(await readFile(path, "utf8")) as CpuProfile;

@@ -3,10 +3,21 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type CpuProfile, CpuProfiler } from "./profiler.ts";
 import { threadInspector } from "./threadInspector.ts";
 
-/** A thread that spins in `spinInThread` for `ms` whenever told to, then says so. */
-function spinner(): Worker {
+/**
+ * A thread that spins in `spinInThread` for `ms` whenever told to, then says
+ * so. With `mapsTo`, it answers the profiler's question of where its frames
+ * come from (as a pool thread does, from its source maps) with `mapsTo`, at
+ * line 41, column 2, for each of its own.
+ */
+function spinner(mapsTo?: string): Worker {
+  const answer =
+    mapsTo === undefined
+      ? ""
+      : `globalThis[Symbol.for("weft.originalPositions")] = (ps) =>
+           ps.map((p) => (p.url === "[worker eval]" ? { url: ${JSON.stringify(mapsTo)}, line: 41, column: 2 } : null));`;
   return new Worker(
     `const { parentPort } = require("node:worker_threads");
+     ${answer}
      function spinInThread(ms) { const t = Date.now(); let x = 0; while (Date.now() - t < ms) x += Math.sqrt(x + 1); return x; }
      parentPort.on("message", (ms) => parentPort.postMessage(spinInThread(ms)));`,
     { eval: true },
@@ -54,6 +65,28 @@ describe("CpuProfiler", () => {
     // The clocks line up: the profile's start, moved to the wall clock, is about now.
     const startWallMs = (pool.startTime + got.clockOffsetUs) / 1000;
     expect(Math.abs(Date.now() - startWallMs)).toBeLessThan(5_000);
+  });
+
+  it("puts a pool thread's frames where the thread's source maps say, asked once the profile stops", async () => {
+    const mapped = spinner("file:///tasks.ts");
+    const plain = spinner();
+    threads.push(mapped, plain);
+    await Promise.all([spin(mapped, 1), spin(plain, 1)]);
+    const profiler = new CpuProfiler(() => [mapped.threadId, plain.threadId]);
+    await profiler.start("p-map", { intervalUs: 1000, maxMs: 60_000 });
+    await Promise.all([spin(mapped, 300), spin(plain, 300)]);
+    const got = await profiler.stop("p-map");
+    const [, ofMapped, ofPlain] = got.threads;
+    expect(ofMapped.threadId).toBe(mapped.threadId);
+    // Every frame of its script moved, none left at the code V8 ran.
+    const own = ofMapped.profile.nodes.filter((n) => n.callFrame.url === "file:///tasks.ts");
+    expect(own.length).toBeGreaterThan(0);
+    expect(own.every((n) => n.callFrame.lineNumber === 41 && n.callFrame.columnNumber === 2)).toBe(
+      true,
+    );
+    expect(sampledUrls(ofMapped.profile).has("[worker eval]")).toBe(false);
+    // A thread that cannot say (not a pool thread: the question throws there) keeps its frames.
+    expect(sampledUrls(ofPlain.profile).has("[worker eval]")).toBe(true);
   });
 
   it("a thread attached before, busy with synchronous code, starts at once", async () => {

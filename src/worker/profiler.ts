@@ -11,6 +11,13 @@ import { Session } from "node:inspector/promises";
 import { hostname } from "node:os";
 import { showValue } from "../util/showValue.ts";
 import { wallSeconds } from "../util/wallClock.ts";
+import {
+  isOriginalPositions,
+  originalPositions,
+  originalPositionsExpression,
+  type ScriptPosition,
+} from "./originalPositions.ts";
+import { framePositions, withOriginalPositions } from "./sourceMappedProfile.ts";
 import { type ThreadInspector, threadInspector } from "./threadInspector.ts";
 
 /** A V8 CPU profile, as Chrome DevTools saves it (`.cpuprofile`). */
@@ -296,13 +303,47 @@ export class CpuProfiler {
     }
   }
 
+  /**
+   * `profile` of thread `threadId` (0: this one) with its call frames where
+   * that thread's source maps put them (see `originalPositions.ts`); as it is
+   * if the thread cannot say (it ended meanwhile).
+   */
+  private async mapped(threadId: number, profile: CpuProfile): Promise<CpuProfile> {
+    const positions = framePositions(profile);
+    if (positions.length === 0) return profile;
+    const originals =
+      threadId === 0
+        ? originalPositions(positions)
+        : await this.threadOriginalPositions(threadId, positions);
+    return originals === null ? profile : withOriginalPositions(profile, positions, originals);
+  }
+
+  /** {@link originalPositions} of `positions`, as pool thread `threadId` knows them; null if it cannot say. */
+  private async threadOriginalPositions(
+    threadId: number,
+    positions: readonly ScriptPosition[],
+  ): Promise<(ScriptPosition | null)[] | null> {
+    try {
+      const got = (await this.inspector.send(
+        threadId,
+        "Runtime.evaluate",
+        { expression: originalPositionsExpression(positions), returnByValue: true },
+        THREAD_ANSWER_MS,
+      )) as { result?: { value?: unknown }; exceptionDetails?: unknown };
+      const value = got.exceptionDetails === undefined ? got.result?.value : undefined;
+      return isOriginalPositions(value, positions.length) ? value : null;
+    } catch {
+      return null;
+    }
+  }
+
   /** Stop every profiler of `run` and gather the profiles; ends the run's session. */
   private async collect(run: Run): Promise<WorkerProfile> {
     run.stopAttaching();
     try {
       const threads: ThreadProfile[] = [];
       const main = (await run.session.post("Profiler.stop")) as { profile: CpuProfile };
-      threads.push({ thread: "main", threadId: 0, profile: main.profile });
+      threads.push({ thread: "main", threadId: 0, profile: await this.mapped(0, main.profile) });
       let lost = 0;
       const pool = await Promise.all(
         [...run.started].map(async ([threadId, started]): Promise<ThreadProfile | null> => {
@@ -312,7 +353,11 @@ export class CpuProfiler {
             lost++;
             return null;
           }
-          return { thread: `thread ${threadId}`, threadId, profile };
+          return {
+            thread: `thread ${threadId}`,
+            threadId,
+            profile: await this.mapped(threadId, profile),
+          };
         }),
       );
       for (const t of pool) if (t !== null) threads.push(t);

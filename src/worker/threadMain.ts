@@ -11,6 +11,7 @@ import { Piscina } from "piscina";
 import { deserializeOwned } from "../comm/ownedDeserialize.ts";
 import { jobLabel, makeError, wallSeconds } from "./executor.ts";
 import { importTaskModule } from "./importTaskModule.ts";
+import { exposeOriginalPositions } from "./originalPositions.ts";
 import { ownBuffer } from "./ownBuffer.ts";
 import { runTask, type SecedeHooks } from "./runTask.ts";
 import { taskFunctionNames } from "./taskRegistry.ts";
@@ -46,6 +47,8 @@ export async function init(data: unknown): Promise<void> {
     const msg = (ev as { data?: unknown }).data;
     if (isChannelMessage(msg) && msg.t === "rejoined") rejoinWaiters.get(msg.token)?.();
   };
+  // For the worker's profiler: this thread's frames are mapped to their sources here.
+  exposeOriginalPositions();
   for (const url of d.taskModules) await importTaskModule(url);
 }
 

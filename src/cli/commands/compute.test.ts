@@ -4,7 +4,7 @@ import { type AddressInfo, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { closeTestClusters, testCluster } from "../../client/testCluster.ts";
@@ -174,6 +174,32 @@ describe("weft run, scheduler, worker", () => {
     expect({ code, err }).toMatchObject({ code: 0, err: expect.stringMatching(/written to/) });
     expect(JSON.parse(out)).toEqual({ b: 12, even: [0, 2, 4] });
     expect(err).toMatch(/^weft run: profile of [3-9] threads written to .*threads\.cpuprofile/);
+  }, 60_000);
+
+  it("weft run --profile, inline in a process of its own, puts a TypeScript task's function at its line", async () => {
+    // In its own process, as a user runs it: the test runner loads modules its own way,
+    // and Node.js keeps no source map of them.
+    const tasks = fileURLToPath(new URL("../../client/profileTestTasks.ts", import.meta.url));
+    const path = join(dir, "inline.cpuprofile");
+    const graph = jsonFile("spin.json", { graph: { s: ["spinFor", 300] }, tasks: [tasks] });
+    const child = spawn(
+      process.execPath,
+      [WEFT_BIN, "run", graph, "--executor", "inline", "--no-progress", "--profile", path],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let err = "";
+    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+    const code = await new Promise((resolve) => child.on("exit", resolve));
+    expect({ code, err }).toMatchObject({ code: 0, err: expect.stringMatching(/written to/) });
+    const written = JSON.parse(readFileSync(path, "utf8")) as {
+      nodes: { callFrame: { functionName: string; url: string; lineNumber: number } }[];
+    };
+    const spin = written.nodes.find((n) => n.callFrame.functionName === "profiledSpin");
+    const declared = readFileSync(tasks, "utf8")
+      .split("\n")
+      .findIndex((line) => line.includes("function profiledSpin("));
+    // 0-based, as in any .cpuprofile; tsx's code of it is all on line 0.
+    expect(spin?.callFrame).toMatchObject({ url: pathToFileURL(tasks).href, lineNumber: declared });
   }, 60_000);
 
   it("weft run computes a module's Map graph, Maps printed as objects", async () => {
