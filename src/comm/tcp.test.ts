@@ -433,6 +433,28 @@ describe("tcp transport", () => {
     expect(await sent).toBeInstanceOf(CommClosedError);
   });
 
+  it("a send the connection broke under closes the comm, what arrived before staying readable", async () => {
+    const { socket, server } = await rawPeer();
+    socket.pause(); // reads nothing: the send waits for the kernel's buffers
+    socket.write(Buffer.concat(framesOf(messageSegments(encodeMessage({ n: 1 })), 1024)));
+    // Arrived, and left unread.
+    const unread = () => (server as unknown as { queue: { size: number } }).queue.size;
+    for (let i = 0; i < 100 && unread() === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(unread()).toBe(1);
+    const sent = server.send({ big: new Uint8Array(32 * 1024 * 1024) }).then(
+      () => "taken",
+      (e: unknown) => e,
+    );
+    await new Promise((r) => setTimeout(r, 100));
+    socket.resetAndDestroy();
+    expect(await sent).toBeInstanceOf(CommClosedError);
+    // Closed with the failure, as its socket's close would: a sender's abort then (a
+    // BatchedSend's, on the failed send) dropped the message not yet read.
+    expect(server.isClosed).toBe(true);
+    server.abort();
+    expect(await server.recv()).toEqual({ n: 1 });
+  });
+
   it("a peer that reads late, within the stall timeout, is not cut off", async () => {
     const { socket, server } = await rawPeer(undefined, undefined, { stallTimeoutMs: 3_000 });
     socket.pause();

@@ -333,22 +333,36 @@ export class TcpComm extends CommBase {
           reject(this.closedError());
         else if (err)
           reject(
-            new CommClosedError(
-              `send to ${this.peerAddress} failed: ${err.message}${this.resetHint(err)}`,
-              {
-                cause: err,
-              },
+            this.brokenUnderSend(
+              new CommClosedError(
+                `send to ${this.peerAddress} failed: ${err.message}${this.resetHint(err)}`,
+                { cause: err },
+              ),
             ),
           );
         // A socket destroyed with the write pending calls back without an error, and
         // may do so before the comm hears of its close (a peer's reset): the bytes were
         // not all taken, and a send resolved so was counted as delivered.
         else if (this.isClosed) reject(this.closedError());
-        else if (socket.destroyed) reject(this.destroyedUnderSend());
+        else if (socket.destroyed) reject(this.brokenUnderSend(this.destroyedUnderSend()));
         else resolve();
       });
       socket.uncork();
     });
+  }
+
+  /**
+   * The connection broke under a send (`error`, returned): the comm closes now,
+   * as the socket's close would a moment later, the messages that arrived whole
+   * staying readable. Left open, the sender's reaction to the failed send
+   * (`BatchedSend` aborts the comm) dropped them: a scheduler holding a client's
+   * frames unread while its answers were in flight lost what the client sent
+   * before it went (a `log-event`, a `publish-dataset`), which it handles for
+   * their effects.
+   */
+  private brokenUnderSend(error: CommClosedError): CommClosedError {
+    this.failTransport(this.endError ?? error);
+    return error;
   }
 
   /** The error of a send whose socket was destroyed under it, before the comm closed. */

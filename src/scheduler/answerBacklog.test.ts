@@ -115,7 +115,11 @@ async function schedulerWithBigEvent() {
 }
 
 /** A raw connection to `s` that registers as client `flood`, sends `requests` in one frame and reads nothing. */
-async function flood(s: Scheduler, requests: readonly Record<string, unknown>[]): Promise<Socket> {
+async function flood(
+  s: Scheduler,
+  requests: readonly Record<string, unknown>[],
+  after: readonly Record<string, unknown>[][] = [],
+): Promise<Socket> {
   const { host, port } = parseHostPort(s.address);
   const socket = netConnect({ host, port });
   await new Promise((r) => socket.once("connect", r));
@@ -125,6 +129,7 @@ async function flood(s: Scheduler, requests: readonly Record<string, unknown>[])
     Buffer.concat([
       frame({ op: "register-client", clientId: "flood", ...wireVersion() }),
       frame(requests),
+      ...after.map(frame),
     ]),
   );
   await until(() => s.router.clients.has("flood"));
@@ -195,5 +200,20 @@ describe("a client that sends requests in bulk and does not read the answers", (
     await until(() => !s.router.clients.has("flood"));
     // The requests after the bound were still handled (the get-events), but no dump made.
     expect(dumps.made).toBe(before);
+  }, 60_000);
+
+  it("has the messages it sent after the held request handled for their effects when it went", async () => {
+    const { s, other } = await schedulerWithBigEvent();
+    const held = Array.from({ length: 100 }, (_, i) => getBig(i));
+    // In frames of their own after the one held: unread in the comm when the client goes.
+    const later = [[{ op: "log-event", requestId: 5000, topics: ["later"], msg: "left" }]];
+    const socket = await flood(s, held, later);
+    const stream = s.router.clients.get("flood")!;
+    await settled(() => stream.messageCount + stream.pending, held.length);
+    socket.resetAndDestroy();
+    await until(() => !s.router.clients.has("flood"));
+    await other.comm.send([{ op: "get-events", requestId: 3, topic: "later" }]);
+    const events = await other.waitFor((m) => m.requestId === 3);
+    expect((events.result as unknown[]).length).toBe(1);
   }, 60_000);
 });
