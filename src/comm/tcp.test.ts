@@ -475,6 +475,26 @@ describe("tcp transport", () => {
     expect(received).toBeGreaterThan(big.length);
   });
 
+  it("a peer that sends while it reads nothing is not cut off: it holds its reading back", async () => {
+    const { socket, server } = await rawPeer(undefined, undefined, { stallTimeoutMs: 1_000 });
+    socket.pause(); // as a server holding back a requester until its answers are taken
+    const frame = Buffer.concat(framesOf(messageSegments(encodeMessage({ n: 1 })), 1024));
+    const sent = server.send({ big: new Uint8Array(16 * 1024 * 1024) }).then(
+      () => "taken",
+      (e: unknown) => e,
+    );
+    // Three times the stall timeout, the peer sending all along (its answers, say).
+    for (let i = 0; i < 60; i++) {
+      socket.write(frame);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    // Before, cut after 1 s though the peer was alive and sending.
+    expect(server.isClosed).toBe(false);
+    socket.resume();
+    expect(await sent).toBe("taken");
+    for (let i = 0; i < 60; i++) expect(await server.recv()).toEqual({ n: 1 });
+  });
+
   it("stops reading a peer once 16 MiB it sent are unread, and reads on as they are read", async () => {
     const p = await commPair("tcp://127.0.0.1:0");
     cleanup.push(async () => {

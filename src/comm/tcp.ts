@@ -156,6 +156,15 @@ export class TcpComm extends CommBase {
   private unsentBytes = 0;
   /** `performance.now()` when a send last completed, or when the first unsent one started. */
   private sendProgressAt = 0;
+  /**
+   * `performance.now()` when bytes last came from the peer. A peer sending is
+   * not stalled even while it reads nothing of this end: it may hold back its
+   * reading until what it sends is taken (a scheduler answering a client at its
+   * bound, a worker's rpc server: see `answerBacklog.ts`, `answersInFlight.ts`),
+   * which this end, reading, is doing. Only a peer that neither reads nor
+   * sends is cut off (see {@link checkStall}).
+   */
+  private receivedAt = 0;
   private stallTimer: ReturnType<typeof setTimeout> | null = null;
   /**
    * The largest message sent, to a peer whose limit is not known, since one was last
@@ -213,6 +222,7 @@ export class TcpComm extends CommBase {
   private onData(chunk: Buffer): void {
     if (this.isClosed) return;
     this.receivedAny = true;
+    this.receivedAt = performance.now();
     // The messages the chunk completed, even when bytes after them are refused.
     const messages: (Buffer | Buffer[])[] = [];
     let refused: Error | null = null;
@@ -417,12 +427,12 @@ export class TcpComm extends CommBase {
     this.stallTimer = null;
   }
 
-  /** Abort when no send completed for longer than the unsent bytes allow. */
+  /** Abort when no send completed, nor anything came, for longer than the unsent bytes allow. */
   private checkStall(): void {
     this.stallTimer = null;
     if (this.unsentMessages === 0 || this.isClosed) return;
     const allowed = this.timeouts.stallTimeoutMs * Math.max(1, this.unsentBytes / STALL_BYTES);
-    const waited = performance.now() - this.sendProgressAt;
+    const waited = performance.now() - Math.max(this.sendProgressAt, this.receivedAt);
     if (waited < allowed) {
       this.armStallTimer(allowed - waited);
       return;
