@@ -447,10 +447,13 @@ describe("tcp transport", () => {
     );
     await new Promise((r) => setTimeout(r, 100));
     socket.resetAndDestroy();
-    expect(await sent).toBeInstanceOf(CommClosedError);
+    const failed = await sent;
+    expect(failed).toBeInstanceOf(CommClosedError);
     // Closed with the failure, as its socket's close would: a sender's abort then (a
-    // BatchedSend's, on the failed send) dropped the message not yet read.
+    // BatchedSend's, on the failed send) dropped the message not yet read. With the
+    // send's own error, so that a reader can tell it is the failure said already.
     expect(server.isClosed).toBe(true);
+    expect((await server.closed).error).toBe(failed);
     server.abort();
     expect(await server.recv()).toEqual({ n: 1 });
   });

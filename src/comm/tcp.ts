@@ -364,14 +364,15 @@ export class TcpComm extends CommBase {
   /**
    * The connection broke under a send (`error`, returned): the comm closes now,
    * as the socket's close would a moment later, the messages that arrived whole
-   * staying readable. Left open, the sender's reaction to the failed send
+   * staying readable; with the send's error, as the sender's abort closed it (a
+   * worker tells by it that its stream's failure was said already). Left open, the sender's reaction to the failed send
    * (`BatchedSend` aborts the comm) dropped them: a scheduler holding a client's
    * frames unread while its answers were in flight lost what the client sent
    * before it went (a `log-event`, a `publish-dataset`), which it handles for
    * their effects.
    */
   private brokenUnderSend(error: CommClosedError): CommClosedError {
-    this.failTransport(this.endError ?? error);
+    this.failTransport(error);
     return error;
   }
 
