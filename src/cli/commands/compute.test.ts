@@ -697,7 +697,7 @@ describe("weft run, scheduler, worker", () => {
     const small = await weft(["worker", "tcp://127.0.0.1:1", "--memory-limit", "64kB"]);
     expect(small.code).toBe(2);
     expect(small.err).toMatch(
-      /memoryLimit 62.50 kiB is too small: the process memory is .* already, beyond the 95% of it at which the worker closes \(memoryTerminate\); give a larger limit, or measure only the task values held/,
+      /--memory-limit 62.50 kiB is too small: the process memory is .* already, beyond the 95% of it at which the worker closes \(--memory-terminate\); give a larger limit, or measure only the task values held/,
     );
     const dir = await weft([
       "worker",
@@ -707,7 +707,7 @@ describe("weft run, scheduler, worker", () => {
       "--spill-directory",
       "/no/such/dir",
     ]);
-    expect(dir.err).toMatch(/spillDirectory: no such directory: "\/no\/such\/dir"/);
+    expect(dir.err).toMatch(/--spill-directory: no such directory: "\/no\/such\/dir"/);
     const restart = await weft([
       "worker",
       "tcp://127.0.0.1:1",

@@ -162,13 +162,17 @@ describe("weft scheduler --http-address", () => {
     expect(health).toBe("ok\n");
   });
 
-  it("a bad address or namespace: exit 2, saying which", async () => {
+  it("a bad address or namespace: exit 2, saying which by its flag", async () => {
+    // They named the Scheduler's options (Scheduler option httpAddress), never given.
     for (const [given, message] of [
       [
         { httpAddress: "nowhere" },
-        /Scheduler option httpAddress: HTTP address must be \[host\]:port/,
+        /^weft scheduler: cannot start: --http-address: HTTP address must be \[host\]:port/,
       ],
-      [{ metricsNamespace: "a-b" }, /Scheduler option metricsNamespace must be a Prometheus name/],
+      [
+        { metricsNamespace: "a-b" },
+        /^weft scheduler: cannot start: --metrics-namespace must be a Prometheus name/,
+      ],
     ] as const) {
       const ctx = context();
       await runScheduler(

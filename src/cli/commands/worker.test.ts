@@ -110,6 +110,38 @@ describe("weft worker's options", () => {
     }
   });
 
+  it("name every option the Worker refuses by its flag, not by the API's name", async () => {
+    // Each was "Worker option spillDirectory: …", "memoryLimit 64 kiB is too small …":
+    // options of the API a command-line user never gave.
+    const cases: [Partial<Parameters<typeof runWorker>[1]>, RegExp][] = [
+      [{ name: "" }, /^--name must be a non-empty string, got ""$/],
+      [{ contactAddress: "bogus" }, /^--contact-address must be an address peers can connect to/],
+      [{ httpAddress: ":99999" }, /^--http-address: HTTP address must be \[host\]:port/],
+      [{ metricsNamespace: "bad name" }, /^--metrics-namespace must be a Prometheus name/],
+      [
+        { memoryLimit: "1GiB", spillDirectory: "/no/such/dir" },
+        /^--spill-directory: no such directory: "\/no\/such\/dir"$/,
+      ],
+      [
+        { memoryLimit: "1GiB", spillDirectory: "/proc" },
+        /^--spill-directory \/proc cannot be written in \(\w+\): /,
+      ],
+      [
+        { memoryLimit: "1GiB", memoryTarget: "0.99", memoryTerminate: "0.5" },
+        /^--memory-target \(0\.99\) must be below --memory-pause \(0\.8\): /,
+      ],
+      [
+        { memoryLimit: "64kB" },
+        /^--memory-limit 62\.50 kiB is too small: .* \(--memory-terminate\); give a larger limit, or measure only the task values held \(--memory-measure managed\)$/,
+      ],
+    ];
+    for (const [args, said] of cases) {
+      const text = await refusedStart(args);
+      expect(text.replace(/^weft worker: cannot start: /, "").trimEnd()).toMatch(said);
+      expect(text).not.toMatch(/Worker option|memoryLimit|spillDirectory|memoryMeasure/);
+    }
+  });
+
   it("take the top of (0, 1] for --memory-target", async () => {
     // Below every threshold left on: terminating at 1 would leave it no room.
     expect(
