@@ -13,6 +13,7 @@ import { wallSeconds } from "../../util/wallClock.ts";
 import { reachableAddressFor } from "../../worker/contactAddress.ts";
 import { type CliContext, EXIT, serveDespiteOutputErrors } from "./context.ts";
 import { checkListenAddress } from "./listenAddress.ts";
+import { listenFailureMessage } from "./listenFailure.ts";
 import { millisecondsOption } from "./millisecondsOption.ts";
 import { isNoTimeout } from "./noTimeout.ts";
 import { withOptionFlags } from "./optionFlags.ts";
@@ -125,9 +126,11 @@ export async function runScheduler(
   let gaveUp = false;
   /** The close giving up began, once it did: awaited before returning. */
   let givingUp: Promise<void> | null = null;
+  /** Where it listens, once known: a failure there is said of --listen. */
+  let listen: string | null = null;
   try {
     const secure = tlsFrom(opts);
-    const listen =
+    listen =
       opts.listen ?? (secure.tls !== undefined ? "tls://0.0.0.0:8786" : "tcp://0.0.0.0:8786");
     checkListenAddress("--listen", listen);
     // In-process addresses reach nothing outside this process: no worker could join.
@@ -176,7 +179,11 @@ export async function runScheduler(
       await givingUp;
       return;
     }
-    ctx.stderr.write(`weft scheduler: cannot start: ${withOptionFlags((err as Error).message)}\n`);
+    const message =
+      listen === null
+        ? (err as Error).message
+        : listenFailureMessage(err, { listen, httpAddress: opts.httpAddress });
+    ctx.stderr.write(`weft scheduler: cannot start: ${withOptionFlags(message)}\n`);
     ctx.exitCode = EXIT.usage;
     return;
   }

@@ -14,6 +14,7 @@ import { workerAddresses } from "./contactAddress.ts";
 import { type CliContext, EXIT, serveDespiteOutputErrors } from "./context.ts";
 import { checkInprocScheduler } from "./inprocScheduler.ts";
 import { checkListenAddress } from "./listenAddress.ts";
+import { listenFailureMessage } from "./listenFailure.ts";
 import { liveSchedulerFromFile } from "./liveSchedulerFile.ts";
 import {
   EXIT_RESTART,
@@ -173,6 +174,8 @@ export async function runWorker(
   let gaveUp = false;
   /** The worker's close when told to give up while it starts: awaited before returning. */
   let givingUp: Promise<unknown> | null = null;
+  /** Where it listens, once known: a failure there is said of --listen. */
+  let listenAt: string | null = null;
   try {
     nthreads = positiveInt("--nthreads", opts.nthreads ?? String(availableParallelism()));
     if (opts.executor !== "inline" && nthreads > MAX_POOL_THREADS) {
@@ -188,7 +191,7 @@ export async function runWorker(
     checkInprocScheduler(scheduler);
     // A worker of a tls:// cluster serves its peers over TLS too: on tcp:// anyone could
     // fetch its results or run code there without a certificate.
-    const listenAt =
+    listenAt =
       opts.listen ??
       (splitScheme(scheduler).scheme === "tls" ? "tls://0.0.0.0:0" : "tcp://0.0.0.0:0");
     checkListenAddress("--listen", listenAt);
@@ -275,9 +278,11 @@ export async function runWorker(
       return; // said why already
     }
     // The start deadline's error names the API option; a command-line user gave the flag.
-    const why = withOptionFlags(
-      (err as Error).message.replace("(deathTimeoutMs, ", "(--death-timeout, "),
-    );
+    const message =
+      listenAt === null
+        ? (err as Error).message
+        : listenFailureMessage(err, { listen: listenAt, httpAddress: opts.httpAddress });
+    const why = withOptionFlags(message.replace("(deathTimeoutMs, ", "(--death-timeout, "));
     ctx.stderr.write(`weft worker: cannot start: ${why}\n`);
     ctx.exitCode = EXIT.usage;
     return;

@@ -1,0 +1,98 @@
+import { createServer, type Server } from "node:net";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Scheduler } from "../../scheduler/scheduler.ts";
+import { TEST_WORKER_ARGS, testContext } from "../testContext.ts";
+import { runScheduler } from "./schedulerAction.ts";
+import { runWorker } from "./workerAction.ts";
+
+/** A port taken on 127.0.0.1 for the tests' time. */
+let taken: Server;
+let takenPort: number;
+let scheduler: Scheduler;
+beforeAll(async () => {
+  taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+  takenPort = (taken.address() as { port: number }).port;
+  scheduler = await Scheduler.start({
+    listen: "tcp://127.0.0.1:0",
+    logger: pino({ level: "silent" }),
+  });
+});
+afterAll(async () => {
+  await scheduler.close();
+  await new Promise((resolve) => taken.close(resolve));
+});
+
+/** What `weft scheduler` with `more` said as it refused to start (exit 2). */
+async function schedulerRefusal(more: Partial<Parameters<typeof runScheduler>[0]>) {
+  const ctx = testContext();
+  await runScheduler(
+    { listen: "tcp://127.0.0.1:0", workerTtl: "30000", logLevel: "silent", ...more },
+    ctx,
+    () => Promise.resolve(),
+  );
+  expect(ctx.exitCode, ctx.stderr.text).toBe(2);
+  return ctx.stderr.text;
+}
+
+/** What `weft worker` with `more` said as it refused to start (exit 2). */
+async function workerRefusal(more: Partial<Parameters<typeof runWorker>[1]>) {
+  const ctx = testContext();
+  await runWorker(scheduler.address, { ...TEST_WORKER_ARGS, ...more }, ctx, (w) => w.close());
+  expect(ctx.exitCode, ctx.stderr.text).toBe(2);
+  return ctx.stderr.text;
+}
+
+// Each said Node's words alone: `getaddrinfo ENOTFOUND no-such-host.invalid`,
+// `listen EADDRINUSE: …`, `cannot serve HTTP at …: ENOTFOUND`, naming no flag.
+describe("a place weft scheduler cannot listen at", () => {
+  it("names --listen and the address whose host does not resolve", async () => {
+    expect(await schedulerRefusal({ listen: "tcp://no-such-host.invalid:0" })).toMatch(
+      /^weft scheduler: cannot start: --listen tcp:\/\/no-such-host\.invalid:0: cannot resolve the host "no-such-host\.invalid" \((ENOTFOUND|EAI_AGAIN)\)\n$/,
+    );
+  });
+
+  it("names --listen and the address in use", async () => {
+    const listen = `tcp://127.0.0.1:${takenPort}`;
+    expect(await schedulerRefusal({ listen })).toBe(
+      `weft scheduler: cannot start: --listen ${listen}: the address is in use (EADDRINUSE)\n`,
+    );
+  });
+
+  it("names --http-address and its address", async () => {
+    expect(await schedulerRefusal({ httpAddress: "no-such-host.invalid:0" })).toMatch(
+      /^weft scheduler: cannot start: --http-address no-such-host\.invalid:0: cannot resolve the host "no-such-host\.invalid" \((ENOTFOUND|EAI_AGAIN)\)\n$/,
+    );
+    expect(await schedulerRefusal({ httpAddress: `127.0.0.1:${takenPort}` })).toBe(
+      `weft scheduler: cannot start: --http-address 127.0.0.1:${takenPort}: the address is in use (EADDRINUSE)\n`,
+    );
+  });
+});
+
+describe("a place weft worker cannot listen at", () => {
+  it("names --listen or --http-address and the address", async () => {
+    expect(await workerRefusal({ listen: "tcp://no-such-host.invalid:0" })).toMatch(
+      /^weft worker: cannot start: --listen tcp:\/\/no-such-host\.invalid:0: cannot resolve the host "no-such-host\.invalid" \((ENOTFOUND|EAI_AGAIN)\)\n$/,
+    );
+    expect(await workerRefusal({ listen: `tcp://127.0.0.1:${takenPort}` })).toBe(
+      `weft worker: cannot start: --listen tcp://127.0.0.1:${takenPort}: the address is in use (EADDRINUSE)\n`,
+    );
+    expect(await workerRefusal({ httpAddress: "no-such-host.invalid:0" })).toMatch(
+      /^weft worker: cannot start: --http-address no-such-host\.invalid:0: cannot resolve the host "no-such-host\.invalid" \((ENOTFOUND|EAI_AGAIN)\)\n$/,
+    );
+  });
+
+  it("leaves a scheduler's host that does not resolve to the connection's own words", async () => {
+    const ctx = testContext();
+    await runWorker(
+      "tcp://no-such-host.invalid:8786",
+      { ...TEST_WORKER_ARGS, deathTimeout: "300" },
+      ctx,
+      (w) => w.close(),
+    );
+    expect(ctx.stderr.text).toMatch(
+      /^weft worker: cannot start: connection to tcp:\/\/no-such-host\.invalid:8786 failed: /,
+    );
+  });
+});
