@@ -72,6 +72,22 @@ describe("the benchmarks' shared options", () => {
     expect(positiveInteger("1e3", "--runs")).toBe(1000);
   });
 
+  it("an integer past Number.MAX_SAFE_INTEGER is refused saying that bound", () => {
+    // --runs 1e20 was taken (not the number typed, and runs for ever); --warmup said
+    // "must be an integer >= 0" of it.
+    for (const value of ["99999999999999999999", "1e20", "1e400"]) {
+      expect(() => positiveInteger(value, "--runs"), value).toThrow(
+        "--runs must be at most 9007199254740991 (Number.MAX_SAFE_INTEGER)",
+      );
+      expect(() => nonNegativeInteger(value, "--warmup"), value).toThrow(
+        "--warmup must be at most 9007199254740991 (Number.MAX_SAFE_INTEGER)",
+      );
+    }
+    expect(positiveInteger(String(Number.MAX_SAFE_INTEGER), "--runs")).toBe(
+      Number.MAX_SAFE_INTEGER,
+    );
+  });
+
   it("--saturation is a number > 0, or inf", () => {
     expect(clusterRunOptions({ ...run, saturation: "inf" }).saturation).toBe(
       Number.POSITIVE_INFINITY,

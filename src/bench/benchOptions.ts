@@ -4,6 +4,7 @@
  */
 
 import { parseDecimal } from "../util/decimal.ts";
+import { beyondExactIntegers, EXACT_INTEGER_BOUND } from "../util/exactInteger.ts";
 import { UsageError } from "../util/usageError.ts";
 import { checkGraphName, checkGraphScale } from "./graphNames.ts";
 
@@ -43,16 +44,22 @@ function number(value: string | undefined): number {
   return value === undefined ? Number.NaN : parseDecimal(value);
 }
 
+/** `n`, an integer option's value, unless past the exact integers (it is not the one typed). */
+function exact(n: number, flag: string): number {
+  if (beyondExactIntegers(n)) throw new UsageError(`${flag} must be ${EXACT_INTEGER_BOUND}`);
+  return n;
+}
+
 /** The value of option `flag` as an integer >= 0; throws otherwise (an empty value too). */
 export function nonNegativeInteger(value: string, flag: string): number {
-  const n = number(value);
+  const n = exact(number(value), flag);
   if (!Number.isInteger(n) || n < 0) throw new UsageError(`${flag} must be an integer >= 0`);
   return n;
 }
 
 /** The value of option `flag` as a positive integer; throws otherwise (an empty value too). */
 export function positiveInteger(value: string, flag: string): number {
-  const n = number(value);
+  const n = exact(number(value), flag);
   if (!Number.isInteger(n) || n < 1) throw new UsageError(`${flag} must be a positive integer`);
   return n;
 }

@@ -334,6 +334,22 @@ test("an empty --seed or --from is refused, not read as seed 0", async () => {
   expect(from.out).toBe("");
 });
 
+test("an integer past Number.MAX_SAFE_INTEGER is refused saying that bound, not as no integer", async () => {
+  // It said "expected an integer ≥ 0" of 99999999999999999999, an integer: too large to be exact.
+  for (const args of [
+    ["--seed", "99999999999999999999"],
+    ["--runs", "1e400"],
+    ["--workers", "9007199254740992"],
+  ]) {
+    const r = await weft("sim", ...args, "--faults", "none");
+    expect(r.code, args.join(" ")).toBe(2);
+    expect(r.err, args.join(" ")).toContain(
+      `expected an integer at most 9007199254740991 (Number.MAX_SAFE_INTEGER), got '${args[1]}'`,
+    );
+    expect(r.out).toBe("");
+  }
+});
+
 test("numbers in another base or padded are refused, not read as Number reads them", async () => {
   for (const [args, message] of [
     [["--seed", "0x10"], "expected an integer ≥ 0, got '0x10'"],

@@ -4,6 +4,7 @@
  */
 
 import { parseDecimal } from "../../util/decimal.ts";
+import { beyondExactIntegers, EXACT_INTEGER_BOUND } from "../../util/exactInteger.ts";
 import type { LogRecord } from "../../util/logRecords.ts";
 import { inTimeOrder } from "../../util/timeOrder.ts";
 import type { ConnectCliOptions } from "./connectOptions.ts";
@@ -71,6 +72,9 @@ function parseCount(given: string | undefined): number | string {
   if (given === "all") return Number.POSITIVE_INFINITY;
   // In decimal, as every numeric option reads (`1e3` too, which digits alone refused).
   const n = parseDecimal(given);
+  if (beyondExactIntegers(n)) {
+    return `--n must be ${EXACT_INTEGER_BOUND} or "all", got ${JSON.stringify(given)}`;
+  }
   return Number.isSafeInteger(n) && n >= 0
     ? n
     : `--n must be an integer >= 0 or "all", got ${JSON.stringify(given)}`;

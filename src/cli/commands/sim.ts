@@ -10,6 +10,7 @@ import { FAULT_DESCRIPTIONS, FAULT_KINDS } from "../../sim/faults.ts";
 import { MAX_SIM_WORKERS, SIM_WORKLOAD_KINDS } from "../../sim/options.ts";
 import { VARIANTS } from "../../sim/variants.ts";
 import { parseDecimal } from "../../util/decimal.ts";
+import { beyondExactIntegers, EXACT_INTEGER_BOUND } from "../../util/exactInteger.ts";
 import { parseTimedelta } from "../../util/parseTimedelta.ts";
 import type { CliContext } from "./context.ts";
 import { commandDescription } from "./index.ts";
@@ -20,6 +21,9 @@ function integer(min: number): (v: string) => number {
   return (v) => {
     // Not Number: an empty --seed must not run seed 0 unnoticed, nor 0x10 seed 16.
     const n = parseDecimal(v);
+    if (beyondExactIntegers(n)) {
+      throw new InvalidArgumentError(`expected an integer ${EXACT_INTEGER_BOUND}, got '${v}'`);
+    }
     if (!Number.isSafeInteger(n) || n < min) {
       throw new InvalidArgumentError(`expected an integer ≥ ${min}, got '${v}'`);
     }
