@@ -1,9 +1,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { runGcScript } from "../util/testGcScript.ts";
+import { runStateBench } from "./stateBench.ts";
+import type { BenchOutput } from "./stateBenchCommand.ts";
 import { writeOneTaskStream } from "./testStreams.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "weft-state-bench-"));
@@ -60,5 +62,47 @@ describe("runStateBench", () => {
       dir,
     ]);
     expect(got).toEqual({ code: 0, alive: [0, 0, 0, 0, 0] });
+  });
+});
+
+describe("runStateBench without streams", () => {
+  /** What runStateBench said on stderr for `--dir given`, and its exit code. */
+  function said(given: string): { code: number; err: string } {
+    let err = "";
+    const stderr = {
+      write: (s: string) => {
+        err += s;
+        return true;
+      },
+    };
+    const stdout = { write: () => true };
+    const code = runStateBench(
+      { dir: given, runs: 1, warmup: 0, tasks: 0 },
+      { stdout, stderr } as unknown as BenchOutput,
+      "t",
+    );
+    return { code, err };
+  }
+
+  it("says once that the directory is missing, where it looked and to give --dir, exit 2", () => {
+    // It said Node's "ENOENT: no such file or directory, scandir …", then that the
+    // directory held no streams: two lines, neither naming where it looked.
+    const given = join("..", "no-such-weft-bench-dir");
+    expect(said(given)).toEqual({
+      code: 2,
+      err: `t: no such directory: ${given} (looked in ${resolve(given)}: --dir is relative to the current directory); give --dir the directory of the recorded streams\n`,
+    });
+  });
+
+  it("says that a directory without streams has none, exit 2", () => {
+    const empty = mkdtempSync(join(tmpdir(), "weft-state-bench-empty-"));
+    try {
+      expect(said(empty)).toEqual({
+        code: 2,
+        err: `t: no *.jsonl.gz streams in ${empty}; give --dir the directory of the recorded streams\n`,
+      });
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
   });
 });

@@ -19,7 +19,6 @@
  * zero clock.
  */
 import { spawnSync } from "node:child_process";
-import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { readMaybeGzip, workerStateFromConfig } from "../protocol/conformance.ts";
 import { eventFromDict } from "../protocol/daskJson/events.ts";
@@ -33,6 +32,7 @@ import { WorkerState } from "../worker/state/workerState.ts";
 import { freshPageMicros, minorFaults } from "./memoryCost.ts";
 import { type BenchOutput, REFERENCE_SCRIPT, type StateBenchOptions } from "./stateBenchCommand.ts";
 import { median } from "./stats.ts";
+import { streamFiles } from "./streamDirectory.ts";
 import { finalMismatch, type ParsedStream, readStream, wallClock } from "./streamFile.ts";
 
 /** The reference's figures on this kind of machine (../shared/bench/README.md). */
@@ -186,21 +186,12 @@ export function runStateBench(o: StateBenchOptions, out: BenchOutput, name: stri
   const line = (record: Record<string, unknown>): void => {
     out.stdout.write(`${JSON.stringify(record)}\n`);
   };
-  let files: string[];
-  try {
-    files = readdirSync(o.dir).filter((f) => f.endsWith(".jsonl.gz"));
-  } catch (err) {
-    files = [];
-    out.stderr.write(`${name}: cannot read ${o.dir}: ${(err as Error).message}\n`);
-  }
-  files.sort();
-  // Measuring nothing is not a result: a wrong --dir must not pass as a benchmark run.
-  if (files.length === 0) {
-    out.stderr.write(
-      `${name}: no *.jsonl.gz streams in ${o.dir}: give --dir the directory of the recorded streams (../shared/bench)\n`,
-    );
+  const found = streamFiles(o.dir);
+  if ("problem" in found) {
+    out.stderr.write(`${name}: ${found.problem}\n`);
     return 2;
   }
+  const { files } = found;
   const names = files.map((f) => f.replace(/\.jsonl\.gz$/, ""));
   for (const w of o.streams ?? []) {
     if (!names.includes(w)) {
