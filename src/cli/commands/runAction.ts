@@ -22,6 +22,7 @@ import { readSchedulerFile } from "../../util/schedulerFile.ts";
 import { writeWholeFile } from "../../util/wholeFile.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { GraphInputError, jsonFriendly, loadGraphInput } from "./graphInput.ts";
+import { graphTasksHint } from "./graphTasksHint.ts";
 import { checkInprocScheduler } from "./inprocScheduler.ts";
 import { connectThroughSchedulerFile } from "./liveSchedulerFile.ts";
 import { waitingForFileLine, waitingForSchedulerLine } from "./schedulerChoice.ts";
@@ -443,6 +444,8 @@ export async function runGraph(
       ctx.exitCode = EXIT.usage;
     } else {
       ctx.stderr.write(`weft run: ${describeFailure(err)}\n`);
+      const hint = address === undefined ? "" : graphTasksHint(err, file, input.taskModules);
+      if (hint !== "") ctx.stderr.write(`weft run: ${hint}\n`);
       ctx.exitCode = EXIT.differences;
       // The runs up to the failure, for a look at what happened.
       await writeTaskStream().catch((e: unknown) => {
