@@ -9,7 +9,8 @@ import { parseHostPort, splitScheme } from "../../util/address.ts";
 
 /** Where the command was told to listen: its flags' values as given. */
 export interface ListenFlags {
-  readonly listen: string;
+  /** Not given for an embedded cluster (weft run), which listens on no TCP address. */
+  readonly listen?: string;
   readonly httpAddress?: string;
 }
 
@@ -62,7 +63,7 @@ export function listenFailureMessage(err: unknown, flags: ListenFlags): string {
     if (cause !== null) return said("--http-address", flags.httpAddress, cause) ?? message;
   }
   const own = errnoOf(err);
-  if (own === null) return message;
+  if (own === null || flags.listen === undefined) return message;
   // A name that does not resolve may be the scheduler's, for a worker: only the
   // listening host's is --listen's.
   if (own.syscall === "getaddrinfo" && own.hostname !== listenHost(flags.listen)) return message;

@@ -87,6 +87,20 @@ it("a --tasks module that is not there is said in the option's words, before any
   );
 });
 
+it("an --http-address the embedded cluster cannot serve at is said in the flag's words", async () => {
+  // They were "Scheduler option httpAddress: …" and "cannot serve HTTP at …: ENOTFOUND".
+  const bad = await run(graph, { httpAddress: ":99999" });
+  expect(bad.ctx.exitCode).toBe(2);
+  expect(bad.ctx.stderr.text).toMatch(
+    /^weft run: --http-address: HTTP address must be \[host\]:port/,
+  );
+  const unresolved = await run(graph, { httpAddress: "no-such-host.invalid:0" });
+  expect(unresolved.ctx.exitCode).toBe(2);
+  expect(unresolved.ctx.stderr.text).toMatch(
+    /^weft run: --http-address no-such-host\.invalid:0: cannot resolve the host "no-such-host\.invalid" \((ENOTFOUND|EAI_AGAIN)\)\n$/,
+  );
+});
+
 it("a key the graph does not have, or a cycle, is said before any cluster starts or any scheduler is reached", async () => {
   // It was said once an embedded cluster had started (its records logged), seconds later.
   const tuples = join(dir, "tuples.json");

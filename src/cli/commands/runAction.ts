@@ -24,7 +24,9 @@ import { type CliContext, EXIT } from "./context.ts";
 import { GraphInputError, jsonFriendly, loadGraphInput } from "./graphInput.ts";
 import { graphTasksHint } from "./graphTasksHint.ts";
 import { checkInprocScheduler } from "./inprocScheduler.ts";
+import { listenFailureMessage } from "./listenFailure.ts";
 import { connectThroughSchedulerFile } from "./liveSchedulerFile.ts";
+import { withOptionFlags } from "./optionFlags.ts";
 import { waitingForFileLine, waitingForSchedulerLine } from "./schedulerChoice.ts";
 import type { FrameLimitCliOptions, TlsCliOptions } from "./serverOptions.ts";
 import {
@@ -350,7 +352,12 @@ export async function runGraph(
       // The cluster did not start (else its lines pass already): nothing more will run.
       const failedStart = address === undefined && cluster === null;
       if (failedStart) startLog?.release(!quiet);
-      ctx.stderr.write(`weft run: ${(err as Error).message}\n`);
+      // The embedded cluster's refusals name its options (Scheduler option httpAddress,
+      // cannot serve HTTP at …): the user gave weft run's flags.
+      const message = failedStart
+        ? withOptionFlags(listenFailureMessage(err, { httpAddress: opts.httpAddress }))
+        : (err as Error).message;
+      ctx.stderr.write(`weft run: ${message}\n`);
       ctx.exitCode = EXIT.usage;
       return;
     }
