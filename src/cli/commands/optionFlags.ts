@@ -12,6 +12,7 @@ const FLAGS: Readonly<Record<string, string>> = {
   taskModules: "--tasks",
   preload: "--preload",
   name: "--name",
+  listen: "--listen",
   contactAddress: "--contact-address",
   httpAddress: "--http-address",
   metricsNamespace: "--metrics-namespace",

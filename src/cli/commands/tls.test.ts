@@ -82,7 +82,8 @@ describe("TCP mode over TLS", () => {
     );
     expect(plain.exitCode).toBe(2);
     expect(plain.stderr.text).toBe(
-      "weft scheduler: cannot start: Scheduler option listen tcp://127.0.0.1:0: with TLS credentials it must listen on tls:// (tls://127.0.0.1:0): on tcp:// anyone could connect without a certificate\n",
+      // It was "Scheduler option listen tcp://…", naming the API's option.
+      "weft scheduler: cannot start: --listen tcp://127.0.0.1:0: with TLS credentials it must listen on tls:// (tls://127.0.0.1:0): on tcp:// anyone could connect without a certificate\n",
     );
     const { scheduler, stop, done } = await cliScheduler(
       { listen: "tls://127.0.0.1:0", workerTtl: "30000", logLevel: "silent", ...TLS_OPTS },
@@ -114,7 +115,7 @@ describe("TCP mode over TLS", () => {
       );
       expect(refused.exitCode).toBe(2);
       expect(refused.stderr.text).toContain(
-        "Worker option listen tcp://127.0.0.1:0: with TLS credentials it must listen on tls://",
+        "weft worker: cannot start: --listen tcp://127.0.0.1:0: with TLS credentials it must listen on tls://",
       );
     } finally {
       stop();
