@@ -169,6 +169,21 @@ describe("scheduler files", () => {
       ),
     );
   });
+
+  it.runIf(process.platform === "linux")(
+    "a directory that takes no file though it looks writable is named, not the partial file",
+    async () => {
+      // /proc: it was "ENOENT: no such file or directory, open '/proc/.0fd2….weft-scheduler-file'".
+      await expect(
+        writeSchedulerFile("/proc/weft-s.json", content("Scheduler-i", "tcp://h:7")),
+      ).rejects.toThrow(
+        /^cannot write the scheduler file \/proc\/weft-s\.json: cannot write in \/proc \(\w+\)$/,
+      );
+      await expect(
+        writeSchedulerFile("/proc/weft-s.json", content("Scheduler-i", "tcp://h:7")),
+      ).rejects.not.toThrow(/weft-scheduler-file/);
+    },
+  );
 });
 
 describe("readSchedulerFile's options", () => {

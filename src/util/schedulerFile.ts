@@ -9,7 +9,7 @@
 
 import { randomUUID } from "node:crypto";
 import { readFile, rename, rm, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { warnCallbackFailed } from "./callbackWarning.ts";
 import { callGuarded } from "./guardedCall.ts";
@@ -53,10 +53,16 @@ export async function writeSchedulerFile(
     await rm(partial, { force: true });
     // Said of the path given, not of the hidden partial file's name in Node's message
     // (`ENOENT: …, open '/no/dir/.0fd2….weft-scheduler-file'`, or a rename's `EISDIR`).
+    // A directory that looks writable and is not (/proc, a read-only mount) is said
+    // of the directory too: Node's message named the partial file.
     const failure = await outputFailure(path);
-    throw new Error(
-      `cannot write the scheduler file ${path}: ${failure?.why ?? (err as Error).message}`,
-    );
+    const code = (err as NodeJS.ErrnoException).code;
+    const why =
+      failure?.why ??
+      (code === undefined
+        ? (err as Error).message
+        : `cannot write in ${dirname(resolve(path))} (${code})`);
+    throw new Error(`cannot write the scheduler file ${path}: ${why}`);
   }
 }
 
