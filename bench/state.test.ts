@@ -79,7 +79,7 @@ describe("bench:state", () => {
       rmSync(empty, { recursive: true, force: true });
     }
     expect(err).toBe(
-      `bench:state: no *.jsonl.gz streams in ${empty}: give --dir the directory of the recorded streams (../shared/bench)\n`,
+      `bench:state: no *.jsonl.gz streams in ${empty}; give --dir the directory of the recorded streams\n`,
     );
   });
 

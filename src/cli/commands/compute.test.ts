@@ -258,7 +258,7 @@ describe("weft run, scheduler, worker", () => {
     expect(JSON.parse(r.out)).toEqual({ b: 12, even: [0, 2, 4] });
     const bad = await weft(["run", jsonFile("h2.json", GRAPH), "--http-address", "nowhere"]);
     expect(bad.code).toBe(2);
-    expect(bad.err).toMatch(/httpAddress: HTTP address must be \[host\]:port/);
+    expect(bad.err).toMatch(/^weft run: --http-address: HTTP address must be \[host\]:port/);
   });
 
   it("weft run refuses, before running anything, functions no task module defines and embedded options with --scheduler", async () => {
