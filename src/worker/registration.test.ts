@@ -40,12 +40,12 @@ describe("registering with the scheduler", () => {
     let starting: ReturnType<typeof testWorker> | undefined;
     try {
       starting = testWorker(address, { connectTimeoutMs: 200, deathTimeoutMs: null, logger });
-      await until(() => said("the scheduler refuses connections").length > 0);
+      await until(() => said("the scheduler refuses connections").length > 0, records);
       vi.setSystemTime(Date.now() + 9_500);
       await sleep(1_700); // five more tries (50 ms apart, then twice as long each time)
       expect(said("still waiting for the scheduler")).toEqual([]);
       vi.setSystemTime(Date.now() + 1_000);
-      await until(() => said("still waiting for the scheduler").length > 0);
+      await until(() => said("still waiting for the scheduler").length > 0, records);
     } finally {
       vi.useRealTimers();
     }
@@ -98,13 +98,18 @@ describe("registering with the scheduler", () => {
 });
 
 /**
- * Resolves once `done()` holds, polled every 20 ms; rejects after 5 s of real
- * time. Not testCluster's `eventually`: it reads Date, which the test fakes.
+ * Resolves once `done()` holds, polled every 20 ms; rejects after 15 s of real
+ * time (5 s once timed out on a loaded host), with the last lines logged, which
+ * say what the worker did instead. Not testCluster's `eventually`: it reads
+ * Date, which the test fakes.
  */
-async function until(done: () => boolean): Promise<void> {
-  const deadline = performance.now() + 5_000;
+async function until(done: () => boolean, records: readonly { msg?: unknown }[]): Promise<void> {
+  const deadline = performance.now() + 15_000;
   while (!done()) {
-    if (performance.now() > deadline) throw new Error("timed out waiting for a log line");
+    if (performance.now() > deadline) {
+      const last = records.slice(-5).map((r) => String(r.msg));
+      throw new Error(`timed out waiting for a log line; the last logged: ${JSON.stringify(last)}`);
+    }
     await sleep(20);
   }
 }
