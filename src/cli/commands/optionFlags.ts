@@ -50,12 +50,15 @@ export function withOptionFlags(message: string): string {
   const refusal = OPTION_REFUSAL.exec(message);
   if (refusal === null) return message;
   const name = (refusal[1] ?? refusal[2]) as string;
-  const rest = message
-    .slice(refusal[0].length)
-    .replace(
-      NAMED_ANYWHERE,
-      (_, other: string, _quoted: string | undefined, value: string | undefined) =>
-        `${FLAGS[other] ?? other}${value === undefined ? "" : ` ${value}`}`,
-    );
+  const tail = message.slice(refusal[0].length);
+  // Only the memory options' refusals name other options; any other's goes on
+  // with the user's own text (a path, a module's message, a name), whose words
+  // are not to be taken for options: `/data/memoryLimit/spill` stays as it is.
+  if (!name.startsWith("memory")) return `${FLAGS[name] ?? name}${tail}`;
+  const rest = tail.replace(
+    NAMED_ANYWHERE,
+    (_, other: string, _quoted: string | undefined, value: string | undefined) =>
+      `${FLAGS[other] ?? other}${value === undefined ? "" : ` ${value}`}`,
+  );
   return `${FLAGS[name] ?? name}${rest}`;
 }
