@@ -269,6 +269,14 @@ describe("weft run, scheduler, worker", () => {
     expect(none.err).toBe(
       `weft run: ${plain}: no task module defines "inc", "add" (no task module was given: --tasks ./tasks.ts, or "tasks" in the graph file)\n`,
     );
+    // A module given that registers nothing is not said to be missing.
+    const exportsOnly = join(dir, "exportsOnly.mjs");
+    writeFileSync(exportsOnly, "export function inc(x) { return x + 1; }\n");
+    const unregistered = await weft(["run", plain, "--tasks", exportsOnly, "--no-progress"]);
+    expect(unregistered.code).toBe(2);
+    expect(unregistered.err).toBe(
+      `weft run: ${plain}: no task module defines "inc", "add" (the task modules given define no task: a task module registers each function with defineTask(name, fn))\n`,
+    );
     const typo = jsonFile("typo.json", { graph: { x: ["incc", 1] }, tasks: [BENCH_TASKS] });
     const r = await weft(["run", typo, "--executor", "inline", "--no-progress"]);
     expect(r.code).toBe(2);

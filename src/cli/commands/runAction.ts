@@ -373,9 +373,12 @@ export async function runGraph(
             .slice(0, 5)
             .map((f) => JSON.stringify(f))
             .join(", ")}${unknown.length > 5 ? ", …" : ""} (${
-            known.size === 0
-              ? 'no task module was given: --tasks ./tasks.ts, or "tasks" in the graph file'
-              : `the task modules define ${[...known].sort().join(", ")}`
+            known.size > 0
+              ? `the task modules define ${[...known].sort().join(", ")}`
+              : input.taskModules.length + extraModules.length > 0
+                ? // Modules given that register nothing: plain exports are not task functions.
+                  "the task modules given define no task: a task module registers each function with defineTask(name, fn)"
+                : 'no task module was given: --tasks ./tasks.ts, or "tasks" in the graph file'
           })\n`,
         );
         ctx.exitCode = EXIT.usage;
