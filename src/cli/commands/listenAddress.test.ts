@@ -21,6 +21,19 @@ describe("--listen given a port alone", () => {
     }
   });
 
+  it("names the flag of a host:port that does not parse", () => {
+    expect(() => checkListenAddress("--listen", "tcp://:x")).toThrow(
+      '--listen: invalid port "x" in address ":x"',
+    );
+    expect(() => checkListenAddress("--listen", "tls://127.0.0.1:99999")).toThrow(
+      '--listen: port 99999 out of range 0-65535 in address "127.0.0.1:99999"',
+    );
+    expect(() => checkListenAddress("--listen", "tcp://[::1")).toThrow(
+      /^--listen: invalid address/,
+    );
+    expect(() => checkListenAddress("--listen", "inproc://anything:x")).not.toThrow();
+  });
+
   it("weft scheduler and weft worker say so in one line, exit 2", async () => {
     // Read as a host, 18799 was the IPv4 address 0.0.73.111: "listen EADDRNOTAVAIL".
     const scheduler = await runWeft(["scheduler", "--listen", "18799", "--log-level", "silent"]);

@@ -2,7 +2,7 @@
  * A check of the addresses `--listen` takes, before the server tries them.
  */
 
-import { splitScheme } from "../../util/address.ts";
+import { parseHostPort, splitScheme } from "../../util/address.ts";
 
 /**
  * Throws when `address` (given as `flag`) is a port alone (`8786`, `tcp://8786`):
@@ -12,9 +12,25 @@ import { splitScheme } from "../../util/address.ts";
  */
 export function checkListenAddress(flag: string, address: string): void {
   const { scheme, location } = splitScheme(address);
-  if (!/^\d+$/.test(location)) return;
+  if (!/^\d+$/.test(location)) {
+    if (scheme === "tcp" || scheme === "tls") checkHostPort(flag, location);
+    return;
+  }
   const prefix = scheme === "tls" ? "tls" : "tcp";
   throw new Error(
     `${flag} ${address}: a port alone is read as a host; give ${prefix}://0.0.0.0:${location} (every interface) or ${prefix}://127.0.0.1:${location}`,
   );
+}
+
+/**
+ * Throws, naming `flag`, when `location` is no host:port a listener takes (as
+ * `tcp.ts` reads it, the port 0 when none): the listener's own refusal named
+ * only the address (`invalid port "x" in address ":x"`), never the flag.
+ */
+function checkHostPort(flag: string, location: string): void {
+  try {
+    parseHostPort(location, 0);
+  } catch (err) {
+    throw new Error(`${flag}: ${(err as Error).message}`);
+  }
 }
