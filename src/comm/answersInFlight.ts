@@ -9,6 +9,8 @@
  * bound.
  */
 
+import { RoomSignal } from "../util/roomSignal.ts";
+
 /** Answers being sent on one connection, at most, before its requests wait. */
 export const MAX_RPC_ANSWERS_IN_FLIGHT = 64;
 
@@ -16,7 +18,7 @@ export const MAX_RPC_ANSWERS_IN_FLIGHT = 64;
 export class AnswersInFlight {
   private count = 0;
   private closed = false;
-  private room: { promise: Promise<void>; resolve: () => void } | null = null;
+  private readonly room = new RoomSignal();
 
   constructor(readonly limit: number = MAX_RPC_ANSWERS_IN_FLIGHT) {}
 
@@ -33,31 +35,17 @@ export class AnswersInFlight {
   /** An answer was taken by the transport, or could not be sent. */
   sent(): void {
     this.count--;
-    if (this.room !== null && !this.full) this.openRoom();
+    if (this.room.waiting && !this.full) this.room.open();
   }
 
   /** Resolves once the next request may be read (or the connection ended). */
   whenRoom(): Promise<void> {
-    if (!this.full) return Promise.resolve();
-    if (this.room === null) {
-      let resolve!: () => void;
-      const promise = new Promise<void>((r) => {
-        resolve = r;
-      });
-      this.room = { promise, resolve };
-    }
-    return this.room.promise;
+    return this.full ? this.room.wait() : Promise.resolve();
   }
 
   /** The connection ended: nothing waits any more. */
   close(): void {
     this.closed = true;
-    this.openRoom();
-  }
-
-  private openRoom(): void {
-    const room = this.room;
-    this.room = null;
-    room?.resolve();
+    this.room.open();
   }
 }

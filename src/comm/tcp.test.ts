@@ -33,6 +33,17 @@ afterEach(async () => {
   for (const fn of cleanup.splice(0)) await fn();
 });
 
+/** A comm pair over TCP whose two ends and listener the test's cleanup ends. */
+async function cleanedPair(options?: Parameters<typeof commPair>[1]) {
+  const p = await commPair("tcp://127.0.0.1:0", options);
+  cleanup.push(async () => {
+    p.client.abort();
+    p.server.abort();
+    await p.listener.close();
+  });
+  return p;
+}
+
 /** A listener whose accepted comm is given to the test, and a raw socket to it. */
 async function rawPeer(
   maxFrameBytes?: number,
@@ -499,12 +510,7 @@ describe("tcp transport", () => {
   });
 
   it("stops reading a peer once 16 MiB it sent are unread, and reads on as they are read", async () => {
-    const p = await commPair("tcp://127.0.0.1:0");
-    cleanup.push(async () => {
-      p.client.abort();
-      p.server.abort();
-      await p.listener.close();
-    });
+    const p = await cleanedPair();
     const chunk = new Uint8Array(1024 * 1024);
     const count = 96; // 96 MiB: more than the bound and the kernel's buffers together
     let taken = 0;
@@ -532,12 +538,7 @@ describe("tcp transport", () => {
   });
 
   it("a comm that stopped reading still sees the peer's close once closed itself", async () => {
-    const p = await commPair("tcp://127.0.0.1:0");
-    cleanup.push(async () => {
-      p.client.abort();
-      p.server.abort();
-      await p.listener.close();
-    });
+    const p = await cleanedPair();
     const chunk = new Uint8Array(1024 * 1024);
     const sends = Array.from({ length: 40 }, (_, i) => p.client.send({ i, chunk }).catch(() => {}));
     await new Promise((r) => setTimeout(r, 300));
@@ -564,18 +565,8 @@ describe("tcp transport", () => {
     };
     for (const maxFrameBytes of [64 * 1024, undefined]) {
       // client → (forwarding) scheduler → worker
-      const fromClient = await commPair("tcp://127.0.0.1:0", {
-        maxFrameBytes,
-        forwardOutOfBandBuffers: true,
-      });
-      const toWorker = await commPair("tcp://127.0.0.1:0", { maxFrameBytes });
-      for (const p of [fromClient, toWorker]) {
-        cleanup.push(async () => {
-          p.client.abort();
-          p.server.abort();
-          await p.listener.close();
-        });
-      }
+      const fromClient = await cleanedPair({ maxFrameBytes, forwardOutOfBandBuffers: true });
+      const toWorker = await cleanedPair({ maxFrameBytes });
       await fromClient.client.send(msg);
       const mid = (await fromClient.server.recv()) as {
         args: [unknown, { buf: unknown }, unknown];

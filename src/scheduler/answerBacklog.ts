@@ -16,6 +16,7 @@
  */
 
 import type { ReplyMsg } from "../protocol/messagesSession.ts";
+import { RoomSignal } from "../util/roomSignal.ts";
 
 /** A client's requests the scheduler answers at once, at most (see the module's doc). */
 export const MAX_ANSWERS_IN_FLIGHT = 64;
@@ -35,7 +36,7 @@ export class AnswerBacklog {
   private readonly making = new Map<number, number>();
   /** The answers queued and counted, until taken (identity: an answer is its own object). */
   private readonly queuedAnswers = new WeakSet<object>();
-  private room: { promise: Promise<void>; resolve: () => void } | null = null;
+  private readonly room = new RoomSignal();
   private closed = false;
 
   constructor(readonly limit: number = MAX_ANSWERS_IN_FLIGHT) {}
@@ -83,31 +84,17 @@ export class AnswerBacklog {
       const reply = replyOf(msg);
       if (reply !== null && this.queuedAnswers.delete(reply)) this.inFlight--;
     }
-    if (this.room !== null && this.inFlight < this.limit) this.openRoom();
+    if (this.room.waiting && this.inFlight < this.limit) this.room.open();
   }
 
   /** Resolves once the client's next request may be answered (or the connection ended). */
   whenRoom(): Promise<void> {
-    if (!this.full) return Promise.resolve();
-    if (this.room === null) {
-      let resolve!: () => void;
-      const promise = new Promise<void>((r) => {
-        resolve = r;
-      });
-      this.room = { promise, resolve };
-    }
-    return this.room.promise;
+    return this.full ? this.room.wait() : Promise.resolve();
   }
 
   /** The connection ended: nothing waits any more. */
   close(): void {
     this.closed = true;
-    if (this.room !== null) this.openRoom();
-  }
-
-  private openRoom(): void {
-    const room = this.room;
-    this.room = null;
-    room?.resolve();
+    this.room.open();
   }
 }
