@@ -79,6 +79,8 @@ const HANDSHAKE_TIMEOUT = Symbol("handshake timeout");
  * they hold, in seconds: then every connection is cut. A peer that does not
  * read (a client frozen, or not reading its answers) held the close until its
  * stall timeout, a minute per 16 MiB waiting for it (40 answers of 1 MiB: 149 s).
+ * A stream's close also waits for the peer to close its end (a frozen peer whose
+ * kernel took everything does not): the same bound covers that.
  */
 export const STREAMS_FLUSH_S = 5;
 
@@ -623,7 +625,7 @@ export class Scheduler implements SessionHost {
     if (!flushed) {
       this.logger.warn(
         { waitedS: STREAMS_FLUSH_S },
-        "closing: a peer did not take what its stream held in time: cut off",
+        "closing: a peer did not take what its stream held, or did not close its end, in time: cut off",
       );
     }
     for (const comm of this.comms) comm.abort();
