@@ -3,7 +3,7 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Scheduler } from "../../scheduler/scheduler.ts";
 import { TEST_WORKER_ARGS, testContext } from "../testContext.ts";
-import { runScheduler } from "./schedulerAction.ts";
+import { schedulerRefusal } from "./testSchedulerRefusal.ts";
 import { runWorker } from "./workerAction.ts";
 
 /** A port taken on 127.0.0.1 for the tests' time. */
@@ -23,18 +23,6 @@ afterAll(async () => {
   await scheduler.close();
   await new Promise((resolve) => taken.close(resolve));
 });
-
-/** What `weft scheduler` with `more` said as it refused to start (exit 2). */
-async function schedulerRefusal(more: Partial<Parameters<typeof runScheduler>[0]>) {
-  const ctx = testContext();
-  await runScheduler(
-    { listen: "tcp://127.0.0.1:0", workerTtl: "30000", logLevel: "silent", ...more },
-    ctx,
-    () => Promise.resolve(),
-  );
-  expect(ctx.exitCode, ctx.stderr.text).toBe(2);
-  return ctx.stderr.text;
-}
 
 /** What `weft worker` with `more` said as it refused to start (exit 2). */
 async function workerRefusal(more: Partial<Parameters<typeof runWorker>[1]>) {

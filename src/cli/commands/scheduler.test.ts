@@ -8,6 +8,7 @@ import { Client } from "../../client/client.ts";
 import type { ResolvedSchedulerOptions } from "../../scheduler/schedulerOptions.ts";
 import { testContext as context, runWeft } from "../testContext.ts";
 import { runScheduler } from "./schedulerAction.ts";
+import { schedulerRefusal } from "./testSchedulerRefusal.ts";
 
 vi.mock("node:os", async (importOriginal) => {
   const os = await importOriginal<typeof import("node:os")>();
@@ -42,18 +43,6 @@ async function startupLine(listen: string): Promise<{ line: string; address: str
   expect(ctx.stderr.text).toBe("");
   expect(ctx.exitCode).toBe(0);
   return { line: ctx.stdout.text, address };
-}
-
-/** What `weft scheduler` given `more` said on stderr as it refused to start (exit 2). */
-async function refusedStart(more: Partial<Parameters<typeof runScheduler>[0]>): Promise<string> {
-  const ctx = context();
-  await runScheduler(
-    { listen: "tcp://127.0.0.1:0", workerTtl: "30000", logLevel: "silent", ...more },
-    ctx,
-    () => Promise.resolve(),
-  );
-  expect(ctx.exitCode, ctx.stderr.text).toBe(2);
-  return ctx.stderr.text;
 }
 
 describe("weft scheduler's startup line", () => {
@@ -129,11 +118,11 @@ describe("weft scheduler --idle-timeout", () => {
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(ctx.exitCode).toBe(0);
     expect(ctx.stderr.text).toBe("");
-    expect(await refusedStart({ idleTimeout: "later" })).toMatch(
+    expect(await schedulerRefusal({ idleTimeout: "later" })).toMatch(
       /^weft scheduler: cannot start: --idle-timeout must be a duration such as 1h, 30m or 90s: /,
     );
     // It was "Scheduler option idleTimeoutMs must be a number of ms > 0 and at most …".
-    expect(await refusedStart({ idleTimeout: "0" })).toBe(
+    expect(await schedulerRefusal({ idleTimeout: "0" })).toBe(
       "weft scheduler: cannot start: --idle-timeout must be at least 1 ms (leave it out for none; Dask reads 0 so), got 0\n",
     );
   });
