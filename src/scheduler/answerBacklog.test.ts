@@ -6,7 +6,7 @@ import { decodeMessage, encodeMessage } from "../comm/wireCodec.ts";
 import { wireVersion } from "../protocol/version.ts";
 import { parseHostPort } from "../util/address.ts";
 import { AnswerBacklog, MAX_ANSWERS_IN_FLIGHT } from "./answerBacklog.ts";
-import type { Scheduler } from "./scheduler.ts";
+import { type Scheduler, STREAMS_FLUSH_S } from "./scheduler.ts";
 import { rawPeer, startTestScheduler } from "./testPeer.ts";
 
 /** The scheduler dumps made (`dump-state`'s answers). */
@@ -182,6 +182,21 @@ describe("a client that sends requests in bulk and does not read the answers", (
     // Before, the close waited for the stream's batch of 8 MiB until the stall timeout
     // cut the connection: 60 s, past this test's own timeout.
     await s.close();
+    expect(s.status).toBe("closed");
+  }, 40_000);
+
+  it("holds a close given a shorter timeout no longer than that timeout for the streams", async () => {
+    const { s } = await schedulerWithBigEvent();
+    await flood(
+      s,
+      Array.from({ length: 100 }, (_, i) => getBig(i)),
+    );
+    const stream = s.router.clients.get("flood")!;
+    await settled(() => stream.messageCount + stream.pending, 100);
+    const started = performance.now();
+    // Before, a close(1) still waited STREAMS_FLUSH_S (5 s) for the frozen client's stream.
+    await s.close(1);
+    expect(performance.now() - started).toBeLessThan(STREAMS_FLUSH_S * 1000 - 1000);
     expect(s.status).toBe("closed");
   }, 40_000);
 

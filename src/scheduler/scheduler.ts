@@ -80,7 +80,9 @@ const HANDSHAKE_TIMEOUT = Symbol("handshake timeout");
  * read (a client frozen, or not reading its answers) held the close until its
  * stall timeout, a minute per 16 MiB waiting for it (40 answers of 1 MiB: 149 s).
  * A stream's close also waits for the peer to close its end (a frozen peer whose
- * kernel took everything does not): the same bound covers that.
+ * kernel took everything does not): the same bound covers that. A close given a
+ * shorter timeout waits that long at most, as a worker's close bounds its waits;
+ * a longer one is for the teardowns (plugins, preloads), not for a peer not reading.
  */
 export const STREAMS_FLUSH_S = 5;
 
@@ -561,8 +563,10 @@ export class Scheduler implements SessionHost {
   }
 
   /**
-   * Stop: accept no more connections, flush and close every stream. Workers
-   * see the connection close and shut down; clients' pending futures fail.
+   * Stop: accept no more connections, flush and close every stream (for up to
+   * {@link STREAMS_FLUSH_S} seconds, or `timeout` if less: then every connection
+   * is cut). Workers see the connection close and shut down; clients' pending
+   * futures fail.
    * The plugins' `close`s, then the preload modules' `weftTeardown`s, are
    * waited on up to `timeout` seconds each group (`Infinity`: until they end);
    * one still running then is logged at warn and no longer waited on.
@@ -619,12 +623,14 @@ export class Scheduler implements SessionHost {
     const streams = [...this.router.workers.values(), ...this.router.clients.values()];
     this.router.workers.clear();
     this.router.clients.clear();
-    const flush = new CloseBudget(STREAMS_FLUSH_S);
+    // Within the caller's timeout too: a close(1) waited 5 s on a peer not reading.
+    const flushS = Math.min(STREAMS_FLUSH_S, timeout);
+    const flush = new CloseBudget(flushS);
     const flushed = await flush.settles(Promise.allSettled(streams.map((s) => s.close())));
     flush.clear();
     if (!flushed) {
       this.logger.warn(
-        { waitedS: STREAMS_FLUSH_S },
+        { waitedS: flushS },
         "closing: a peer did not take what its stream held, or did not close its end, in time: cut off",
       );
     }
