@@ -45,6 +45,7 @@ import { addExtension, Packr, Unpackr } from "msgpackr";
 import { builtInTypedArray } from "../util/builtInTypedArray.ts";
 import { isMapObject, isSetObject } from "../util/collectionEntries.ts";
 import { type ActiveCodec, activeCodec, withActiveCodec } from "./activeCodec.ts";
+import { CachedClonedValue } from "./cachedClonedValue.ts";
 import { clonedBytes, rawBytesProblem, rawKind, valueOfClonedBytes } from "./clonedBytes.ts";
 import { ClonedValue } from "./clonedValue.ts";
 import { SerializationError } from "./errors.ts";
@@ -174,7 +175,7 @@ addExtension({
   Class: ClonedValue,
   type: CLONED_VALUE_EXTENSION_TYPE,
   pack(v: ClonedValue): Buffer {
-    const { bytes, kind } = clonedBytes(v.value);
+    const { bytes, kind } = v instanceof CachedClonedValue ? v.clonedBytes() : clonedBytes(v.value);
     return activeCodec(thisCodec).outOfBandRef(bytes, kind);
   },
   unpack: unpackClonedValueOfActive,

@@ -5,6 +5,7 @@
  * with a `reply` on the client's stream.
  */
 
+import { CachedClonedValue } from "../comm/cachedClonedValue.ts";
 import { ClonedValue } from "../comm/clonedValue.ts";
 import { openedValue } from "../comm/openedValue.ts";
 import {
@@ -310,7 +311,8 @@ function answer(host: SessionHost, client: string, msg: Record<string, unknown>)
       if (!isTopicList(topics) || topics.length === 0) {
         throw new TypeError("log-event: topics must be a non-empty array of non-empty strings");
       }
-      host.events.log(topics, msg.msg, wallSeconds());
+      // Sent again in every get-events answer covering it: its bytes made once.
+      host.events.log(topics, CachedClonedValue.of(msg.msg), wallSeconds());
       return null;
     }
     case "get-events":
