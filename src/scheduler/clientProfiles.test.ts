@@ -1,7 +1,8 @@
 import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Client } from "../client/client.ts";
-import { closeTestClusters, eventually, testCluster } from "../client/testCluster.ts";
+import { closeTestClusters, eventually, extraWorker, testCluster } from "../client/testCluster.ts";
+import { gatedPlugin, PLUGIN_GATE } from "../client/testTasks.ts";
 import { wireVersion } from "../protocol/version.ts";
 import type { CpuProfiler } from "../worker/profiler.ts";
 import { ClientProfiles } from "./clientProfiles.ts";
@@ -67,6 +68,46 @@ describe("the profiles of a client closed while it profiles", () => {
       "the workers' profiles discarded",
     );
     expect(cluster.scheduler.clientProfiles.size).toBe(0);
+  });
+});
+
+describe("the profile a client started on a worker still taking its register reply", () => {
+  it("is discarded with its client: the worker tells the scheduler once its stream starts", async () => {
+    const { cluster, client } = await testCluster({ workers: 1 });
+    await client.registerWorkerPlugin(gatedPlugin);
+    let release = () => {};
+    PLUGIN_GATE.wait = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const known = new Set(cluster.scheduler.state.workers.keys());
+    // It registers, then sets the gated plugin up: listed by the scheduler, no stream to it yet.
+    const joining = extraWorker(cluster);
+    try {
+      await eventually(() => cluster.scheduler.state.workers.size > known.size, 5000, "listed");
+      const late = [...cluster.scheduler.state.workers.keys()].find((a) => !known.has(a)) as string;
+      const dying = await cluster.client();
+      let profiling = false;
+      void dying
+        .profile(
+          () => {
+            profiling = true;
+            return new Promise(() => {});
+          },
+          { workers: late },
+        )
+        .catch(() => {});
+      await eventually(() => profiling, 10_000, "the joining worker profiles");
+      release();
+      const worker = (await joining) as unknown as Profiled;
+      // Before, its profile-started, sent before the stream existed, was dropped: the
+      // profile stayed, refusing every other, until its maxMs (an hour for weft run --profile).
+      await eventually(() => cluster.scheduler.clientProfiles.size === 1, 10_000, "recorded");
+      killOutright(dying);
+      await eventually(() => worker.profiler.current === null, 10_000, "discarded");
+    } finally {
+      release();
+      await (await joining.catch(() => null))?.close();
+    }
   });
 });
 

@@ -94,6 +94,21 @@ export class Introspection {
     return "OK";
   };
 
+  /**
+   * The stream to the scheduler started: the profile a client started here before,
+   * if still kept, is told now. The scheduler lists a worker, and a client may
+   * profile it, from its registration, while the worker still takes its register
+   * reply (its plugins' setups, its uploads): a `profile-started` then found no
+   * stream and was dropped, and the profile outlived its client, refusing every
+   * other until its `maxMs`. Told twice (the start ending as the stream starts),
+   * the scheduler records it once.
+   */
+  readonly streamStarted = (): void => {
+    const { current: id, currentOwner: client } = this.host.profiler;
+    if (id !== null && client !== null)
+      this.host.tellScheduler({ op: "profile-started", id, client });
+  };
+
   /** The profiler's: profile `id`, which client `owner` started, is no longer kept here. */
   readonly profileEnded = (id: string, owner: string | null): void => {
     if (owner !== null) this.host.tellScheduler({ op: "profile-ended", id });

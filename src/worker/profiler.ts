@@ -153,6 +153,11 @@ export class CpuProfiler {
     return this.run?.id ?? null;
   }
 
+  /** The client that started the profile under way or waiting to be fetched, if any said so. */
+  get currentOwner(): string | null {
+    return this.run?.owner ?? null;
+  }
+
   /**
    * Start profile `id`, for the client `owner` if given. Rejects while another one
    * is under way or waiting to be fetched.

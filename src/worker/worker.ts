@@ -621,6 +621,7 @@ export class Worker extends BaseWorker {
       },
     });
     this.stream = stream;
+    this.introspection.streamStarted();
     // Read once running (start() does): a message read before would be dropped,
     // and the scheduler may send some (tasks to compute) as soon as it has this
     // worker, while the uploads and modules above are still loading.
