@@ -30,6 +30,17 @@ afterEach(async () => {
 const reply = (requestId: number) => ({ op: "reply", requestId, result: null });
 
 describe("AnswerBacklog", () => {
+  it("counts the answers the state machine sends by stimulus id as replies", () => {
+    const b = new AnswerBacklog(2);
+    const dataset = { op: "dataset", name: "d", found: true, stimulusId: "s1" };
+    b.queued(dataset);
+    b.queued({ op: "key-in-memory", key: "x", stimulusId: "s2" }); // not an answer
+    b.queued({ op: "data-updated", rejected: [], stimulusId: "s3" });
+    expect(b.full).toBe(true);
+    b.taken([dataset]);
+    expect(b.size).toBe(1);
+  });
+
   it("counts an answer from its queueing until the transport took it, and is full at the limit", async () => {
     const b = new AnswerBacklog(2);
     const [r1, r2] = [reply(1), reply(2)];
@@ -169,6 +180,39 @@ describe("a client that sends requests in bulk and does not read the answers", (
     const ids = got.filter((m) => m.op === "reply").map((m) => m.requestId);
     expect(ids).toEqual(requests.map((r) => r.requestId));
     expect(got.every((m) => m.op !== "reply" || m.error === undefined)).toBe(true);
+  }, 60_000);
+
+  it("is answered no further than the bound beyond what the network took for get-dataset, answered by stimulus id", async () => {
+    const { s, other } = await schedulerWithBigEvent();
+    // A dataset of a value of 128 KiB: each get-dataset of a few bytes is answered with it.
+    await other.comm.send([
+      {
+        op: "publish-dataset",
+        clientId: "other",
+        name: "big",
+        keys: [],
+        data: "x".repeat(128 * 1024),
+        stimulusId: "p1",
+      },
+    ]);
+    await other.waitFor((m) => m.op === "dataset-published");
+    const n = 600; // answers of 128 KiB: 75 MiB
+    const gets = Array.from({ length: n }, (_, i) => ({
+      op: "get-dataset",
+      clientId: "flood",
+      name: "big",
+      stimulusId: `g${i}`,
+    }));
+    const socket = await flood(s, gets);
+    const stream = s.router.clients.get("flood")!;
+    const answered = () => stream.messageCount + stream.pending;
+    // Before, not counted by the bound: all 600 held (75 MiB), as many as the client sent.
+    expect(await settled(answered, n)).toBeLessThan(n / 2);
+    const got = readMessages(socket);
+    await until(() => got.filter((m) => m.op === "dataset").length >= n);
+    expect(got.filter((m) => m.op === "dataset").map((m) => m.stimulusId)).toEqual(
+      gets.map((g) => g.stimulusId),
+    );
   }, 60_000);
 
   it("holds the scheduler's close no longer than STREAMS_FLUSH_S", async () => {

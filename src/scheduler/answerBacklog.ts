@@ -9,6 +9,12 @@
  * and coalesce them into one batch whose encoding stalled every other client
  * and worker for seconds. Dask sets no such bound.
  *
+ * Counted as well: the answers the state machine sends by stimulus id to the
+ * client messages of {@link ANSWERED_MESSAGES} (a `get-dataset`'s `dataset`,
+ * holding the dataset's value). Not counted, a client sending 600 `get-dataset`
+ * of a dataset of 128 KiB and not reading had the scheduler hold all 600 (75 MiB),
+ * as many as it sent.
+ *
  * Not counted: a coordination request waiting on other clients (a lock held,
  * an empty queue) or the scheduler code a request runs, until its answer is
  * queued. Counted, they could hold the client's next requests (the release
@@ -21,12 +27,39 @@ import { RoomSignal } from "../util/roomSignal.ts";
 /** A client's requests the scheduler answers at once, at most (see the module's doc). */
 export const MAX_ANSWERS_IN_FLIGHT = 64;
 
+/**
+ * The client messages (not requests) the state machine answers to their sender,
+ * one answer each, by stimulus id: `{message's op: its answer's op}`.
+ */
+const ANSWERED_MESSAGES: ReadonlyMap<string, string> = new Map([
+  ["publish-dataset", "dataset-published"],
+  ["get-dataset", "dataset"],
+  ["unpublish-dataset", "dataset-unpublished"],
+  ["update-data", "data-updated"],
+  ["replicate", "replicated"],
+  ["retire-workers", "workers-retired"],
+  ["restart", "restarted"],
+  ["restart-workers", "workers-restarted"],
+]);
+
+/** The ops of those answers. */
+const STIMULUS_ANSWERS: ReadonlySet<string> = new Set(ANSWERED_MESSAGES.values());
+
+/** Whether `msg` is a client message the state machine answers (see {@link ANSWERED_MESSAGES}). */
+export function isAnsweredMessage(msg: { readonly op?: unknown }): boolean {
+  return typeof msg.op === "string" && ANSWERED_MESSAGES.has(msg.op);
+}
+
 /** The requests answered over several turns of the scheduler's own work: counted from their start. */
 const MADE_OVER_TURNS: ReadonlySet<string> = new Set(["dump-state"]);
 
-function replyOf(msg: unknown): Partial<ReplyMsg> | null {
-  const reply = msg as Partial<ReplyMsg> | null;
-  return reply?.op === "reply" ? reply : null;
+/** `msg` if it is an answer: a request's `reply`, or one of {@link STIMULUS_ANSWERS}. */
+function answerOf(msg: unknown): Partial<ReplyMsg> | null {
+  const answer = msg as { readonly op?: unknown } | null;
+  if (typeof answer?.op !== "string") return null;
+  return answer.op === "reply" || STIMULUS_ANSWERS.has(answer.op)
+    ? (answer as Partial<ReplyMsg>)
+    : null;
 }
 
 /** One client's answers in flight. */
@@ -64,10 +97,10 @@ export class AnswerBacklog {
 
   /** `msg` was queued on the client's stream: an answer is counted until taken. */
   queued(msg: unknown): void {
-    const reply = replyOf(msg);
+    const reply = answerOf(msg);
     if (reply === null) return;
     this.queuedAnswers.add(reply);
-    const id = reply.requestId;
+    const id = reply.op === "reply" ? reply.requestId : undefined;
     const making = typeof id === "number" ? this.making.get(id) : undefined;
     if (making === undefined) {
       this.inFlight++;
@@ -81,7 +114,7 @@ export class AnswerBacklog {
   /** The transport took `batch` (or dropped those of its messages it could not send). */
   taken(batch: readonly unknown[]): void {
     for (const msg of batch) {
-      const reply = replyOf(msg);
+      const reply = answerOf(msg);
       if (reply !== null && this.queuedAnswers.delete(reply)) this.inFlight--;
     }
     if (this.room.waiting && this.inFlight < this.limit) this.room.open();

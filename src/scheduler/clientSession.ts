@@ -17,7 +17,7 @@ import type { ClientToSchedulerMessage } from "../protocol/messagesClient.ts";
 import { type RegisterReplyMsg, receiveLimitProblem } from "../protocol/messagesSession.ts";
 import { protocolMismatch, wireVersion } from "../protocol/version.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
-import { AnswerBacklog } from "./answerBacklog.ts";
+import { AnswerBacklog, isAnsweredMessage } from "./answerBacklog.ts";
 import { isRequestOp, replyTo } from "./clientRequests.ts";
 import { oversizedMessageRecord } from "./oversizedMessage.ts";
 import { type SessionHost, sessionStream } from "./sessionHost.ts";
@@ -183,6 +183,13 @@ export async function serveClient(
           `rejected a malformed message: ${clientIdProblem(msg.clientId)}`,
         );
       } else {
+        // Its answer counts as a request's: it waits its turn as one, handled at once.
+        const answered = isRecord(msg) && isAnsweredMessage(msg);
+        if (answered) {
+          host.dispatch(events);
+          events = [];
+          if (backlog.full) return backlog.whenRoom().then(() => handle(msgs, i));
+        }
         if (isRecord(msg) && msg.op === "close-client") saidGoodbye = true;
         // A queue item's taker lets its dataset go so: the scheduler need not at its leaving.
         if (isRecord(msg) && msg.op === "unpublish-dataset" && typeof msg.name === "string") {
@@ -193,6 +200,10 @@ export async function serveClient(
           host.coordination.datasetPublished(msg.name, id);
         }
         events.push({ kind: "client-message", msg: msg as ClientToSchedulerMessage });
+        if (answered) {
+          host.dispatch(events);
+          events = [];
+        }
       }
     }
     host.dispatch(events);
