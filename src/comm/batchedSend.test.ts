@@ -109,6 +109,26 @@ describe.each(["inproc://", "tcp://127.0.0.1:0"])("BatchedSend over %s", (addres
     expect(await server.recv()).toBe("direct");
   });
 
+  it("sends a message alone in a batch of its own, the messages around it in theirs, in order", async () => {
+    const { client, server } = await pair(address);
+    const b = new BatchedSend(client, { intervalMs: 0, alone: (m) => m === "big" });
+    b.send(1, 2, "big", "big", 3, 4);
+    expect(await server.recv()).toEqual([1, 2]);
+    expect(await server.recv()).toEqual(["big"]);
+    expect(await server.recv()).toEqual(["big"]);
+    expect(await server.recv()).toEqual([3, 4]);
+    expect(b.batchCount).toBe(4);
+    // flush and close send every batch, not only the first.
+    b.send(5, "big", 6);
+    await b.flush();
+    expect(b.pending).toBe(0);
+    b.send("big", 7);
+    await b.close();
+    const rest: unknown[] = [];
+    for (let i = 0; i < 5; i++) rest.push(await server.recv());
+    expect(rest).toEqual([[5], ["big"], [6], ["big"], [7]]);
+  });
+
   it("close flushes what is buffered, then refuses more", async () => {
     const { client, server } = await pair(address);
     const b = new BatchedSend(client, { intervalMs: 1000 });

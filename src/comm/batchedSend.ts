@@ -39,6 +39,13 @@ export interface BatchedSendOptions {
    * throws is a process warning.
    */
   onTaken?: (batch: readonly unknown[]) => void;
+  /**
+   * Whether `msg` goes in a batch of its own (a large answer): coalesced, 16
+   * answers of 100 MiB were encoded into one batch at once, the sender's memory
+   * growing by a gigabyte and more. Each batch waits for the previous one to be
+   * taken, so that one such message at a time is encoded.
+   */
+  alone?: (msg: unknown) => boolean;
 }
 
 /** Default interval between batches, in milliseconds. */
@@ -51,6 +58,7 @@ export class BatchedSend {
   private readonly onError: ((err: unknown) => void) | undefined;
   private readonly onMessageError: ((err: unknown, msg: unknown) => void) | undefined;
   private readonly onTaken: ((batch: readonly unknown[]) => void) | undefined;
+  private readonly alone: ((msg: unknown) => boolean) | undefined;
   private nextDeadline = 0;
   private armed = false;
   private sending: Promise<void> | null = null;
@@ -76,6 +84,7 @@ export class BatchedSend {
     this.onError = options.onError;
     this.onMessageError = options.onMessageError;
     this.onTaken = options.onTaken;
+    this.alone = options.alone;
   }
 
   /** True once closed (by `close`, `abort` or a failed send). */
@@ -113,9 +122,20 @@ export class BatchedSend {
     this.flushNow();
   };
 
+  /** The next batch, taken from the buffer: all of it, but a message to send {@link alone} and what follows it. */
+  private nextBatch(): unknown[] {
+    const alone = this.alone;
+    const at = alone === undefined ? -1 : this.buffer.findIndex((m) => alone(m));
+    if (at < 0) {
+      const batch = this.buffer;
+      this.buffer = [];
+      return batch;
+    }
+    return this.buffer.splice(0, Math.max(at, 1));
+  }
+
   private flushNow(): void {
-    const batch = this.buffer;
-    this.buffer = [];
+    const batch = this.nextBatch();
     this.nextDeadline = performance.now() + this.intervalMs;
     this.batchCount++;
     this.messageCount += batch.length;
@@ -206,15 +226,17 @@ export class BatchedSend {
    */
   async flush(): Promise<void> {
     while (this.sending !== null) await this.sending;
-    if (this.closedFlag || this.comm.isClosed || this.buffer.length === 0) return;
-    this.flushNow();
-    await this.sending;
+    // Several batches, if a message goes alone.
+    while (!this.closedFlag && !this.comm.isClosed && this.buffer.length > 0) {
+      this.flushNow();
+      await this.sending;
+    }
   }
 
   /** Send what is buffered now, then stop; with `closeComm` (default true) close the comm too. */
   async close(closeComm = true): Promise<void> {
     if (this.sending !== null) await this.sending;
-    if (!this.closedFlag && !this.comm.isClosed && this.buffer.length > 0) {
+    while (!this.closedFlag && !this.comm.isClosed && this.buffer.length > 0) {
       this.flushNow();
       await this.sending;
     }

@@ -215,6 +215,32 @@ describe("a client that sends requests in bulk and does not read the answers", (
     );
   }, 60_000);
 
+  it("has its large answers encoded one at a time, not coalesced into one batch", async () => {
+    const { s, other } = await schedulerWithBigEvent();
+    // The topic: 64 events of 128 KiB, 8 MiB an answer.
+    const big = "x".repeat(128 * 1024);
+    await other.comm.send(
+      Array.from({ length: 63 }, (_, i) => ({
+        op: "log-event",
+        requestId: 100 + i,
+        topics: ["big"],
+        msg: big,
+      })),
+    );
+    await other.waitFor((m) => m.requestId === 162);
+    const n = 16;
+    await flood(
+      s,
+      Array.from({ length: n }, (_, i) => getBig(i)),
+    );
+    const stream = s.router.clients.get("flood")!;
+    await settled(() => stream.messageCount + stream.pending, n);
+    // Before, all 16 in one batch of 128 MiB, encoded at once; now each alone, the next
+    // one encoded once the network took the last, which the client does not read.
+    expect(stream.pending).toBeGreaterThan(n / 2);
+    expect(stream.batchCount).toBe(stream.messageCount);
+  }, 60_000);
+
   it("holds the scheduler's close no longer than STREAMS_FLUSH_S", async () => {
     const { s } = await schedulerWithBigEvent();
     await flood(

@@ -17,7 +17,7 @@ import type { ClientToSchedulerMessage } from "../protocol/messagesClient.ts";
 import { type RegisterReplyMsg, receiveLimitProblem } from "../protocol/messagesSession.ts";
 import { protocolMismatch, wireVersion } from "../protocol/version.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
-import { AnswerBacklog, isAnsweredMessage } from "./answerBacklog.ts";
+import { AnswerBacklog, isAnsweredMessage, isLargeAnswer } from "./answerBacklog.ts";
 import { isRequestOp, replyTo } from "./clientRequests.ts";
 import { oversizedMessageRecord } from "./oversizedMessage.ts";
 import { type SessionHost, sessionStream } from "./sessionHost.ts";
@@ -123,6 +123,7 @@ export async function serveClient(
         backlog.queued(m);
       },
       onTaken: (batch) => backlog.taken(batch),
+      alone: (m) => isLargeAnswer(m, ops.of(m as object)),
       // In place of what cannot be sent, what keeps the client from waiting for it forever.
       onDropped: (m, err) => {
         const { messages, whole } = standInsFor(id, m, err, ops);

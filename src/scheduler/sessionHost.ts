@@ -104,6 +104,8 @@ export interface SessionStreamHooks {
   readonly peerLeaving?: () => boolean;
   /** Told of each batch the transport took (see `BatchedSendOptions.onTaken`). */
   readonly onTaken?: (batch: readonly unknown[]) => void;
+  /** Whether a message goes in a batch of its own (see `BatchedSendOptions.alone`). */
+  readonly alone?: (msg: unknown) => boolean;
 }
 
 /** A session's batched stream: a `BatchedSend` telling its session of each message queued. */
@@ -133,12 +135,13 @@ export function sessionStream(
   host: SessionHost,
   comm: Comm,
   peer: { readonly worker: string } | { readonly client: string },
-  { onDropped, onQueued, peerLeaving, onTaken }: SessionStreamHooks = {},
+  { onDropped, onQueued, peerLeaving, onTaken, alone }: SessionStreamHooks = {},
 ): BatchedSend {
   const kind = "worker" in peer ? "worker" : "client";
   const options: BatchedSendOptions = {
     intervalMs: host.options.batchedSendIntervalMs,
     onTaken,
+    ...(alone !== undefined ? { alone } : {}),
     onError: (err) => {
       const msg = `cannot send to a ${kind}`;
       if (peerLeaving?.() === true) host.logger.debug({ err, ...peer }, msg);
