@@ -189,3 +189,19 @@ it("refuses counts and timeouts that are no positive integers, and more workers 
     expect(ctx.stderr.text).toBe(`weft run: ${said}\n`);
   }
 });
+
+it("a failed task whose remote traceback is empty is one line, without a blank one after it", async () => {
+  const tasks = join(dir, "stackless.ts");
+  const weftIndex = new URL("../../client/index.ts", import.meta.url).href;
+  writeFileSync(
+    tasks,
+    `import { defineTask } from ${JSON.stringify(weftIndex)};\n` +
+      // A stack of its first line alone: the worker reports no frame.
+      `defineTask("stackless", () => { const e = new Error("boom"); e.stack = "Error: boom"; throw e; });\n`,
+  );
+  const file = join(dir, "stackless.json");
+  writeFileSync(file, JSON.stringify({ graph: { x: ["stackless"] }, tasks: [tasks] }));
+  const { ctx } = await run(file, { executor: "inline" });
+  expect(ctx.exitCode).toBe(1);
+  expect(ctx.stderr.text).toBe("weft run: task x failed: Error: boom\n");
+});

@@ -98,7 +98,10 @@ const PROFILE_STOP_WAIT_MS = 10_000;
 
 function describeFailure(err: unknown): string {
   if (err instanceof RemoteTaskError) {
-    return `${err.message}\n${err.tracebackText.trimEnd()}`;
+    // A task whose error had no frames (a stack of its first line alone) has none to show:
+    // a blank line was printed in their place.
+    const traceback = err.tracebackText.trimEnd();
+    return traceback === "" ? err.message : `${err.message}\n${traceback}`;
   }
   if (err instanceof NoWorkerError || err instanceof CancelledError) return err.message;
   return err instanceof Error ? err.message : String(err);
