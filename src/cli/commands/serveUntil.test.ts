@@ -99,7 +99,7 @@ describe("the integer and duration options", () => {
       );
     }
     expect(() => positiveInt("--n", "99999999999999999999")).toThrow(
-      `--n must be at most ${Number.MAX_SAFE_INTEGER}, got 99999999999999999999`,
+      `--n must be at most ${Number.MAX_SAFE_INTEGER} (Number.MAX_SAFE_INTEGER), got 99999999999999999999`,
     );
   });
 

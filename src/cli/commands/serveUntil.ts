@@ -5,6 +5,7 @@ import { type FrameLimits, frameLimitsProblem } from "../../comm/comm.ts";
 import { loadTlsCredentials, type TlsCredentials } from "../../comm/tls.ts";
 import { splitScheme } from "../../util/address.ts";
 import { parseDecimal } from "../../util/decimal.ts";
+import { beyondExactIntegers, EXACT_INTEGER_BOUND } from "../../util/exactInteger.ts";
 import { weftLogger } from "../../util/logger.ts";
 import { isWholeByteSize, parseBytes } from "../../util/parseBytes.ts";
 import { parseTimedelta } from "../../util/parseTimedelta.ts";
@@ -245,9 +246,8 @@ function messageFloorProblem(text: string | undefined, bytes: number | undefined
  * reads as 1e20), and the check that then refused it said it must be ≥ 1.
  */
 function exact(name: string, n: number, text: string): number {
-  if (!Number.isSafeInteger(n)) {
-    throw new Error(`${name} must be at most ${Number.MAX_SAFE_INTEGER}, got ${text}`);
-  }
+  if (beyondExactIntegers(n))
+    throw new Error(`${name} must be ${EXACT_INTEGER_BOUND}, got ${text}`);
   return n;
 }
 

@@ -251,7 +251,7 @@ describe("weft retire", () => {
     const huge = await runWeft(["retire", "tcp://127.0.0.1:1", "--n", "99999999999999999999"]);
     expect(huge).toMatchObject({
       code: 2,
-      err: "weft retire: --n must be at most 9007199254740991, got 99999999999999999999\n",
+      err: "weft retire: --n must be at most 9007199254740991 (Number.MAX_SAFE_INTEGER), got 99999999999999999999\n",
     });
     for (const command of ["retire", "restart"]) {
       const empty = await runWeft([command, "tcp://127.0.0.1:1", "w", ""]);
