@@ -344,7 +344,13 @@ function contactAddress(address: string, listen: string): string {
   } catch (err) {
     fail((err as Error).message);
   }
-  if (host === "" || port === 0) fail("a TCP address needs a host and a port");
+  // Said apart: "needs a host and a port" was said of tcp://typo:0, which gives both.
+  if (host === "") fail("it names no host");
+  if (port === 0) {
+    fail(
+      "port 0 cannot be connected to (it means any free port to a listener): give the port the worker listens on",
+    );
+  }
   return `${scheme}://${location}`;
 }
 

@@ -187,6 +187,21 @@ describe("weft worker's options", () => {
     }
   });
 
+  it("refuse a --contact-address at port 0, or without a host, saying which it lacks (exit 2)", async () => {
+    // Both were "a TCP address needs a host and a port", of an address that gave a port.
+    const refusal = (address: string, why: string) =>
+      `weft worker: cannot start: --contact-address must be an address peers can connect to, such as tcp://10.0.0.1:4000, got ${JSON.stringify(address)}: ${why}\n`;
+    expect(await refusedStart({ contactAddress: "tcp://typo:0" })).toBe(
+      refusal(
+        "tcp://typo:0",
+        "port 0 cannot be connected to (it means any free port to a listener): give the port the worker listens on",
+      ),
+    );
+    expect(await refusedStart({ contactAddress: "tcp://:4000" })).toBe(
+      refusal("tcp://:4000", "it names no host"),
+    );
+  });
+
   it("refuse a scheduler at port 0 at once, which they waited for until stopped (exit 2)", async () => {
     // --death-timeout bounds the wait that was, should the refusal be gone.
     expect(await refusedStart({ deathTimeout: "500" }, "tcp://127.0.0.1:0")).toContain(
