@@ -284,6 +284,9 @@ test("the simulator's times take a unit as the scheduler's do: --latency 300ms i
   const units = await run("--latency", "300ms", "--work-stealing-interval", "50ms");
   expect(bare.code).toBe(0);
   expect(units.out).toBe(bare.out);
+  // A plus sign, as --tasks +12 takes one: it was "not a duration: \"+0.3\"".
+  const signed = await run("--latency", "+0.3", "--work-stealing-interval", "+50ms");
+  expect(signed.out).toBe(bare.out);
   // Neither is the default's run: the units were read, not dropped.
   expect((await run()).out).not.toBe(bare.out);
   const tiny = await weft("sim", "--active-memory-manager-interval", "100us");

@@ -56,6 +56,18 @@ describe("parseTimedelta (dask's parse_timedelta)", () => {
     expect(() => parseTimedelta(".s")).toThrow('not a duration: ".s"');
   });
 
+  it("reads a number with a plus sign, as the other numeric options do", () => {
+    // Dask refuses "+1" (its 1 put before what does not begin with a digit makes "1+1");
+    // weft's counts, shares and sizes took "+1", its durations said "not a duration".
+    expect(parseTimedelta("+0.002")).toBe(0.002);
+    expect(parseTimedelta("+2ms")).toBe(0.002);
+    expect(parseTimedelta("+ 1.5 h")).toBe(5400);
+    expect(parseTimedelta("+.5s")).toBe(0.5);
+    expect(() => parseTimedelta("+")).toThrow('not a duration: "+"');
+    expect(() => parseTimedelta("+h")).toThrow('not a duration: "+h"');
+    expect(() => parseTimedelta("++1")).toThrow('not a duration: "++1"');
+  });
+
   it("reads a negative exponent", () => {
     expect(parseTimedelta("1e-3s")).toBe(1e-3);
     expect(parseTimedelta("25E-1 h")).toBe(9000);

@@ -2,7 +2,7 @@
  * dask's `parse_timedelta`: a duration as Dask's configuration and command
  * lines write it (`"1 hour"`, `"5m"`, `"300ms"`, `"1.5 h"`, `30`), in seconds.
  * A bare number is in `defaultUnit`. Unlike Dask's, `.5s` is half a second (Dask
- * reads 1.5 s).
+ * reads 1.5 s), and `+2ms` is 2 ms (Dask refuses a plus sign).
  */
 
 const UNITS: ReadonlyMap<string, number> = (() => {
@@ -49,8 +49,10 @@ export function parseTimedelta(s: string | number, defaultUnit = "seconds"): num
   while (i > 0 && /[a-zA-Z]/.test(text[i - 1])) i--;
   const prefix = text.slice(0, i);
   const suffix = text.slice(i) || defaultUnit;
-  // Python's float(): digits, a point, an exponent (no hex, no trailing garbage).
-  if (!/^[0-9]*\.?[0-9]*(e[+-]?[0-9]+)?$/i.test(prefix) || !/[0-9]/.test(prefix)) {
+  // Python's float(): a plus sign, digits, a point, an exponent (no hex, no trailing
+  // garbage). Dask's 1 put before what does not begin with a digit makes "+1" "1+1",
+  // which it refuses; weft's other numbers (counts, sizes) take the sign, and so do these.
+  if (!/^\+?[0-9]*\.?[0-9]*(e[+-]?[0-9]+)?$/i.test(prefix) || !/[0-9]/.test(prefix)) {
     throw new RangeError(`not a duration: ${JSON.stringify(s)}`);
   }
   const multiplier = UNITS.get(suffix.toLowerCase());

@@ -30,6 +30,9 @@ describe("millisecondsOption (the <duration> options of milliseconds)", () => {
     expect(ms("1.1s")).toBe(1100);
     expect(ms("0.001s")).toBe(1);
     expect(ms(".5s")).toBe(500);
+    // With a plus sign, as a bare number (+60) always was: it was refused.
+    expect(ms("+60s")).toBe(60_000);
+    expect(ms("+60")).toBe(60);
   });
 
   it("refuses what it refused, and durations that are no positive whole number of ms", () => {

@@ -15,7 +15,7 @@ import { parseTimedelta } from "../../util/parseTimedelta.ts";
 export const MILLISECONDS_FORMS = "milliseconds, or a duration such as 60s, 5m or 1.5h";
 
 /** A number then a unit (`60s`, `1.5 h`, `250ms`), as opposed to a bare number. */
-const WITH_UNIT = /^\.?\d[\d.e+-]*\s*[a-z]+$/i;
+const WITH_UNIT = /^\+?\.?\d[\d.e+-]*\s*[a-z]+$/i;
 
 /**
  * The option `name`'s `text` in ms: a positive whole number of ms (bare, as
