@@ -3,6 +3,7 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Scheduler } from "../../scheduler/scheduler.ts";
 import { TEST_WORKER_ARGS, testContext } from "../testContext.ts";
+import { listenFailureMessage } from "./listenFailure.ts";
 import { schedulerRefusal } from "./testSchedulerRefusal.ts";
 import { runWorker } from "./workerAction.ts";
 
@@ -84,5 +85,38 @@ describe("a place weft worker cannot listen at", () => {
     expect(ctx.exitCode).toBe(2);
     expect(ctx.stderr.text).toMatch(/^weft worker: cannot start: /);
     expect(ctx.stderr.text).not.toContain("--listen");
+  });
+});
+
+describe("an address of an unknown scheme", () => {
+  // The scheduler's was the comm's "unknown address scheme "udp" in …", naming no flag.
+  it("is refused naming --listen, by weft scheduler and weft worker alike", async () => {
+    const said =
+      '--listen udp://127.0.0.1:1: unknown address scheme "udp": expected one of inproc, tcp, tls\n';
+    expect(await schedulerRefusal({ listen: "udp://127.0.0.1:1" })).toBe(
+      `weft scheduler: cannot start: ${said}`,
+    );
+    expect(await workerRefusal({ listen: "udp://127.0.0.1:1" })).toBe(
+      `weft worker: cannot start: ${said}`,
+    );
+  });
+});
+
+describe("the default address, in use", () => {
+  const inUse = Object.assign(new Error("listen EADDRINUSE: address already in use 0.0.0.0:8786"), {
+    code: "EADDRINUSE",
+    syscall: "listen",
+  });
+
+  // It was "--listen tcp://0.0.0.0:8786: the address is in use", of a --listen not typed.
+  it("is said to be the default, and --listen the way to another", () => {
+    expect(
+      listenFailureMessage(inUse, { listen: "tcp://0.0.0.0:8786", listenIsDefault: true }),
+    ).toBe(
+      "the default address tcp://0.0.0.0:8786 (no --listen given): the address is in use (EADDRINUSE): --listen chooses another",
+    );
+    expect(listenFailureMessage(inUse, { listen: "tcp://0.0.0.0:8786" })).toBe(
+      "--listen tcp://0.0.0.0:8786: the address is in use (EADDRINUSE)",
+    );
   });
 });

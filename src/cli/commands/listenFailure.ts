@@ -11,6 +11,11 @@ import { parseHostPort, splitScheme } from "../../util/address.ts";
 export interface ListenFlags {
   /** Not given for an embedded cluster (weft run), which listens on no TCP address. */
   readonly listen?: string;
+  /**
+   * Whether `listen` is the command's default (the user typed no --listen): a failure
+   * there is said of the default, with --listen as the way to another address.
+   */
+  readonly listenIsDefault?: boolean;
   readonly httpAddress?: string;
 }
 
@@ -38,15 +43,19 @@ function listenHost(listen: string): string | null {
   }
 }
 
+/** Why `err`, a failure to listen or resolve, failed; null if not one. */
+function why(err: ListenError): string | null {
+  if (err.syscall === "getaddrinfo") {
+    return `cannot resolve the host ${JSON.stringify(err.hostname)} (${err.code})`;
+  }
+  if (err.syscall === "listen") return WHY[err.code as string] ?? err.message;
+  return null;
+}
+
 /** What `err`, a failure to listen or resolve, says of `flag address`; null if not one. */
 function said(flag: string, address: string, err: ListenError): string | null {
-  if (err.syscall === "getaddrinfo") {
-    return `${flag} ${address}: cannot resolve the host ${JSON.stringify(err.hostname)} (${err.code})`;
-  }
-  if (err.syscall === "listen") {
-    return `${flag} ${address}: ${WHY[err.code as string] ?? err.message}`;
-  }
-  return null;
+  const reason = why(err);
+  return reason === null ? null : `${flag} ${address}: ${reason}`;
 }
 
 /**
@@ -67,5 +76,12 @@ export function listenFailureMessage(err: unknown, flags: ListenFlags): string {
   // A name that does not resolve may be the scheduler's, for a worker: only the
   // listening host's is --listen's.
   if (own.syscall === "getaddrinfo" && own.hostname !== listenHost(flags.listen)) return message;
+  if (flags.listenIsDefault === true) {
+    // "--listen tcp://0.0.0.0:8786: the address is in use" told of a flag nobody typed.
+    const reason = why(own);
+    return reason === null
+      ? message
+      : `the default address ${flags.listen} (no --listen given): ${reason}: --listen chooses another`;
+  }
   return said("--listen", flags.listen, own) ?? message;
 }

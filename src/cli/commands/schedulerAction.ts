@@ -182,7 +182,11 @@ export async function runScheduler(
     const message =
       listen === null
         ? (err as Error).message
-        : listenFailureMessage(err, { listen, httpAddress: opts.httpAddress });
+        : listenFailureMessage(err, {
+            listen,
+            listenIsDefault: opts.listen === undefined,
+            httpAddress: opts.httpAddress,
+          });
     ctx.stderr.write(`weft scheduler: cannot start: ${withOptionFlags(message)}\n`);
     ctx.exitCode = EXIT.usage;
     return;

@@ -281,7 +281,11 @@ export async function runWorker(
     const message =
       listenAt === null
         ? (err as Error).message
-        : listenFailureMessage(err, { listen: listenAt, httpAddress: opts.httpAddress });
+        : listenFailureMessage(err, {
+            listen: listenAt,
+            listenIsDefault: opts.listen === undefined,
+            httpAddress: opts.httpAddress,
+          });
     const why = withOptionFlags(message.replace("(deathTimeoutMs, ", "(--death-timeout, "));
     ctx.stderr.write(`weft worker: cannot start: ${why}\n`);
     ctx.exitCode = EXIT.usage;
