@@ -1,17 +1,32 @@
 import { execFileSync } from "node:child_process";
 import {
   existsSync,
+  linkSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
+  readFileSync,
   rmSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { readSchedulerFile, removeSchedulerFile, writeSchedulerFile } from "./schedulerFile.ts";
+
+/** The partial files the scheduler file's write told partialFiles.ts of, for removal on a signal. */
+const partialsStarted = vi.hoisted(() => [] as string[]);
+vi.mock("./partialFiles.ts", async (original) => {
+  const partialFiles = await original<typeof import("./partialFiles.ts")>();
+  return {
+    ...partialFiles,
+    partialFileStarted: (path: string) => {
+      partialsStarted.push(path);
+      partialFiles.partialFileStarted(path);
+    },
+  };
+});
 
 const dir = mkdtempSync(join(tmpdir(), "weft-scheduler-file-unit-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -153,6 +168,36 @@ describe("scheduler files", () => {
     expect(waiting).toBe(1);
   });
 
+  it("is written as writeWholeFile writes: its partial file removed should a signal end weft", async () => {
+    // Its own partial file and rename were not partialFiles.ts's: a Ctrl-C that ended the
+    // process as it wrote left the hidden `.<uuid>.weft-scheduler-file` for good.
+    const file = join(dir, "signalled.json");
+    partialsStarted.length = 0;
+    await writeSchedulerFile(file, content("Scheduler-j", "tcp://h:8"));
+    expect(partialsStarted).toHaveLength(1);
+    expect(partialsStarted[0]).toMatch(/\/\.signalled\.json\.[0-9a-f-]+\.partial$/);
+    expect(readdirSync(dir).filter((name) => name.endsWith(".partial"))).toEqual([]);
+  });
+
+  it("is never written in place, not even where writeWholeFile writes a file so", async () => {
+    // A file of two names: writeWholeFile writes it in place (both names see it), where a
+    // worker polling this one could read half of it. Renamed over, the other keeps the old.
+    const sub = join(dir, "linked");
+    mkdirSync(sub);
+    const file = join(sub, "s.json");
+    writeFileSync(file, "the old scheduler's");
+    linkSync(file, join(sub, "other-name.json"));
+    await writeSchedulerFile(file, content("Scheduler-k", "tcp://h:9"));
+    expect(await readSchedulerFile(file)).toBe("tcp://h:9");
+    expect(readFileSync(join(sub, "other-name.json"), "utf8")).toBe("the old scheduler's");
+    // A symlink is followed, as writeWholeFile follows one: the file it names is replaced.
+    const linked = join(sub, "link.json");
+    symlinkSync(file, linked);
+    await writeSchedulerFile(linked, content("Scheduler-l", "tcp://h:10"));
+    expect(await readSchedulerFile(file)).toBe("tcp://h:10");
+    expect(readdirSync(sub).sort()).toEqual(["link.json", "other-name.json", "s.json"]);
+  });
+
   it("a failed write leaves no partial file behind", async () => {
     const sub = join(dir, "failing");
     const occupied = join(sub, "s.json");
@@ -181,7 +226,7 @@ describe("scheduler files", () => {
       );
       await expect(
         writeSchedulerFile("/proc/weft-s.json", content("Scheduler-i", "tcp://h:7")),
-      ).rejects.not.toThrow(/weft-scheduler-file/);
+      ).rejects.not.toThrow(/\.partial/);
     },
   );
 });

@@ -7,9 +7,8 @@
  * instead.
  */
 
-import { randomUUID } from "node:crypto";
-import { readFile, rename, rm, writeFile } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
+import { readFile, rm } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { warnCallbackFailed } from "./callbackWarning.ts";
 import { callGuarded } from "./guardedCall.ts";
@@ -17,6 +16,7 @@ import { checkKnownOptions, type OptionNames } from "./knownOptions.ts";
 import { outputFailure } from "./outputFile.ts";
 import { deviceProblem } from "./regularFile.ts";
 import { showValue } from "./showValue.ts";
+import { replaceWholeFile } from "./wholeFile.ts";
 
 /** What a scheduler file holds (Dask's `Scheduler.identity()`, with the fields weft has). */
 export interface SchedulerFileContent {
@@ -39,22 +39,21 @@ export interface SchedulerFileContent {
 
 /**
  * Write `content` to `path` as indented JSON, whole or not at all (a reader
- * never sees half a file): written beside it, then renamed over it.
+ * never sees half a file): written beside it, then renamed over it, never written
+ * in place ({@link replaceWholeFile}). The hidden partial file is removed should
+ * SIGINT or SIGTERM end `weft` meanwhile (see partialFiles.ts).
  */
 export async function writeSchedulerFile(
   path: string,
   content: SchedulerFileContent,
 ): Promise<void> {
-  const partial = join(dirname(path), `.${randomUUID()}.weft-scheduler-file`);
   try {
-    await writeFile(partial, `${JSON.stringify(content, null, 2)}\n`);
-    await rename(partial, path);
+    await replaceWholeFile(path, `${JSON.stringify(content, null, 2)}\n`);
   } catch (err) {
-    await rm(partial, { force: true });
-    // Said of the path given, not of the hidden partial file's name in Node's message
-    // (`ENOENT: …, open '/no/dir/.0fd2….weft-scheduler-file'`, or a rename's `EISDIR`).
-    // A directory that looks writable and is not (/proc, a read-only mount) is said
-    // of the directory too: Node's message named the partial file.
+    // Said of the path given: replaceWholeFile names it in place of the hidden partial
+    // file's name in Node's message, but a directory that looks writable and is not
+    // (/proc, a read-only mount) is said of the directory, and a rename's `EISDIR` as
+    // "it is a directory".
     const failure = await outputFailure(path);
     const code = (err as NodeJS.ErrnoException).code;
     const why =

@@ -18,7 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { writeWholeFile } from "./wholeFile.ts";
+import { replaceWholeFile, writeWholeFile } from "./wholeFile.ts";
 
 /** The code a rename fails with while set (a mount point's EBUSY, a sticky directory's EPERM). */
 const renameFailure = vi.hoisted(() => ({ code: null as string | null }));
@@ -181,4 +181,41 @@ describe("writeWholeFile", () => {
       expect(readdirSync(sub)).toEqual(["out.json"]);
     },
   );
+});
+
+describe("replaceWholeFile", () => {
+  it.each(["EBUSY", "EPERM"])(
+    "rejects, naming the path, where writeWholeFile would write in place (%s), leaving the file as it was",
+    async (code) => {
+      const sub = join(dir, `never-in-place-${code}`);
+      mkdirSync(sub);
+      const path = join(sub, "s.json");
+      writeFileSync(path, "old");
+      renameFailure.code = code;
+      try {
+        await expect(replaceWholeFile(path, "new")).rejects.toMatchObject({ code });
+        await expect(replaceWholeFile(path, "new")).rejects.not.toThrow(/\.partial/);
+      } finally {
+        renameFailure.code = null;
+      }
+      expect(readFileSync(path, "utf8")).toBe("old");
+      expect(readdirSync(sub)).toEqual(["s.json"]);
+    },
+  );
+
+  it("renames over a file of several names, and over a link to nothing, which writeWholeFile writes through", async () => {
+    const sub = join(dir, "never-in-place-links");
+    mkdirSync(sub);
+    const path = join(sub, "s.json");
+    writeFileSync(path, "old");
+    linkSync(path, join(sub, "other.json"));
+    await replaceWholeFile(path, "new");
+    expect(readFileSync(path, "utf8")).toBe("new");
+    expect(readFileSync(join(sub, "other.json"), "utf8")).toBe("old");
+    const dangling = join(sub, "dangling.json");
+    symlinkSync(join(sub, "nowhere.json"), dangling);
+    await replaceWholeFile(dangling, "made");
+    expect(readFileSync(dangling, "utf8")).toBe("made");
+    expect(readdirSync(sub).sort()).toEqual(["dangling.json", "other.json", "s.json"]);
+  });
 });

@@ -26,16 +26,57 @@ export async function writeWholeFile(
   given: string | URL,
   data: string | Uint8Array,
 ): Promise<void> {
+  await writeWhole(given, data, true);
+}
+
+/**
+ * {@link writeWholeFile}, but never in place, for a file another process polls and
+ * must never find half written (a scheduler file, read by workers as it comes):
+ * what writeWholeFile writes in place (a device, a file of several links, a link to
+ * nothing) is replaced by the file renamed over the path given, and where no file can
+ * be made beside it, or renamed over it (a directory closed to new files, a mount
+ * point), it rejects. A file whose owner this process cannot give the new one is
+ * replaced as this process's.
+ */
+export async function replaceWholeFile(
+  given: string | URL,
+  data: string | Uint8Array,
+): Promise<void> {
+  await writeWhole(given, data, false);
+}
+
+/** What the file replaced keeps: its permissions and its owner. */
+interface KeptStatus {
+  readonly mode: number;
+  readonly uid: number;
+  readonly gid: number;
+}
+
+/** Where a whole file is renamed to, and what of the file there it keeps. */
+interface Target {
+  readonly path: string;
+  readonly kept: KeptStatus | null;
+}
+
+/** {@link writeWholeFile}, or {@link replaceWholeFile} unless `inPlace`. */
+async function writeWhole(
+  given: string | URL,
+  data: string | Uint8Array,
+  inPlace: boolean,
+): Promise<void> {
   const path = typeof given === "string" ? given : fileURLToPath(given);
-  const target = await replaceableTarget(path);
+  let target = await replaceableTarget(path);
   if (target === null) {
-    await writeFile(path, data);
-    return;
+    if (inPlace) {
+      await writeFile(path, data);
+      return;
+    }
+    target = { path: resolve(path), kept: null };
   }
   const partial = join(dirname(target.path), partialName(target.path));
   partialFileStarted(partial);
   try {
-    await writeWholePartial(partial, path, target, data);
+    await writeWholePartial(partial, path, target, data, inPlace);
   } finally {
     partialFileEnded(partial);
   }
@@ -45,8 +86,9 @@ export async function writeWholeFile(
 async function writeWholePartial(
   partial: string,
   path: string,
-  target: { path: string; kept: { mode: number; uid: number; gid: number } | null },
+  target: Target,
   data: string | Uint8Array,
+  inPlace: boolean,
 ): Promise<void> {
   try {
     await writeFile(partial, data, { flag: "wx" });
@@ -54,34 +96,47 @@ async function writeWholePartial(
     await removed(partial);
     // A directory closed to new files (a file there may still be open to writes):
     // as writeFile does, and with its error.
-    if (isPermissionError(err)) {
+    if (inPlace && isPermissionError(err)) {
       await writeFile(path, data);
       return;
     }
     throw naming(err, partial, path);
   }
   try {
-    // The file replaced keeps its permissions (a profile readable by its owner alone)
-    // and its owner (root's would lock its user out of a file of mode 0600).
-    if (target.kept !== null) {
-      const made = await stat(partial);
-      if (made.uid !== target.kept.uid || made.gid !== target.kept.gid)
-        await chown(partial, target.kept.uid, target.kept.gid);
-      // After chown, which clears the set-user-ID and set-group-ID bits.
-      await chmod(partial, target.kept.mode);
-    }
+    if (target.kept !== null) await keep(partial, target.kept, inPlace);
     await rename(partial, target.path);
   } catch (err) {
     await removed(partial);
     // An owner not ours to give (EPERM), another user's file in a sticky directory
     // (EPERM), a mount point (EBUSY): the file can only be written in place, as
     // writeFile did, and with its error.
-    if (isPermissionError(err) || isMountPointError(err)) {
+    if (inPlace && (isPermissionError(err) || isMountPointError(err))) {
       await writeFile(path, data);
       return;
     }
     throw naming(err, partial, path);
   }
+}
+
+/**
+ * Give `partial` the permissions (a profile readable by its owner alone) and the
+ * owner (root's would lock its user out of a file of mode 0600) of the file it
+ * replaces. An owner not this process's to give is kept only by a write in place:
+ * `inPlace` false, the file is a new one of this process's, its permissions too (the
+ * old owner's 0600 would lock that owner out of it).
+ */
+async function keep(partial: string, kept: KeptStatus, inPlace: boolean): Promise<void> {
+  const made = await stat(partial);
+  if (made.uid !== kept.uid || made.gid !== kept.gid) {
+    try {
+      await chown(partial, kept.uid, kept.gid);
+    } catch (err) {
+      if (inPlace || !isPermissionError(err)) throw err;
+      return;
+    }
+  }
+  // After chown, which clears the set-user-ID and set-group-ID bits.
+  await chmod(partial, kept.mode);
 }
 
 /**
@@ -113,9 +168,7 @@ function naming(err: unknown, partial: string, path: string): unknown {
  * permissions to keep when nothing is there yet; null for a device, a FIFO, a
  * socket, a link to nothing or a name under /dev or /proc, written in place.
  */
-async function replaceableTarget(
-  path: string,
-): Promise<{ path: string; kept: { mode: number; uid: number; gid: number } | null } | null> {
+async function replaceableTarget(path: string): Promise<Target | null> {
   // /dev/stdout leads to the file a shell redirected the output to: replaced, the
   // process would go on writing its output to the file unlinked.
   if (/^\/(dev|proc)\//.test(resolve(path))) return null;
