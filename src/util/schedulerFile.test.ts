@@ -7,6 +7,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -196,6 +197,16 @@ describe("scheduler files", () => {
     await writeSchedulerFile(linked, content("Scheduler-l", "tcp://h:10"));
     expect(await readSchedulerFile(file)).toBe("tcp://h:10");
     expect(readdirSync(sub).sort()).toEqual(["link.json", "other-name.json", "s.json"]);
+    // A FIFO (or a device: /dev/null, which root's rename would have replaced) is no
+    // scheduler file a reader takes: refused, and left there.
+    const fifo = join(sub, "fifo.json");
+    execFileSync("mkfifo", [fifo]);
+    await expect(writeSchedulerFile(fifo, content("Scheduler-m", "tcp://h:11"))).rejects.toThrow(
+      new Error(
+        `cannot write the scheduler file ${fifo}: it is a FIFO (named pipe), not a regular file`,
+      ),
+    );
+    expect(statSync(fifo).isFIFO()).toBe(true);
   });
 
   it("a failed write leaves no partial file behind", async () => {

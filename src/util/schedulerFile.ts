@@ -53,12 +53,12 @@ export async function writeSchedulerFile(
     // Said of the path given: replaceWholeFile names it in place of the hidden partial
     // file's name in Node's message, but a directory that looks writable and is not
     // (/proc, a read-only mount) is said of the directory, and a rename's `EISDIR` as
-    // "it is a directory".
+    // "it is a directory"; a device or a FIFO, in its words ("it is a FIFO (named pipe), …").
     const failure = await outputFailure(path);
     const code = (err as NodeJS.ErrnoException).code;
     const why =
       failure?.why ??
-      (code === undefined
+      (code === undefined || code === "ENOTREGULAR"
         ? (err as Error).message
         : `cannot write in ${dirname(resolve(path))} (${code})`);
     throw new Error(`cannot write the scheduler file ${path}: ${why}`);

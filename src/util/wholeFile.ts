@@ -11,6 +11,7 @@ import { chmod, chown, lstat, realpath, rename, rm, stat, writeFile } from "node
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { partialFileEnded, partialFileStarted } from "./partialFiles.ts";
+import { deviceProblem } from "./regularFile.ts";
 
 /**
  * Write `data` to `given` (a path or a file URL) whole: into a hidden file beside
@@ -32,10 +33,11 @@ export async function writeWholeFile(
 /**
  * {@link writeWholeFile}, but never in place, for a file another process polls and
  * must never find half written (a scheduler file, read by workers as it comes):
- * what writeWholeFile writes in place (a device, a file of several links, a link to
- * nothing) is replaced by the file renamed over the path given, and where no file can
- * be made beside it, or renamed over it (a directory closed to new files, a mount
- * point), it rejects. A file whose owner this process cannot give the new one is
+ * what writeWholeFile writes in place (a file of several links, a link to nothing) is
+ * replaced by the file renamed over the path given, and where no file can be made
+ * beside it, or renamed over it (a directory closed to new files, a mount point), or
+ * the path leads to a device, a FIFO or a socket, it rejects (the last with the code
+ * `ENOTREGULAR` and the message "it is a FIFO (named pipe), not a regular file"). A file whose owner this process cannot give the new one is
  * replaced as this process's.
  */
 export async function replaceWholeFile(
@@ -71,6 +73,9 @@ async function writeWhole(
       await writeFile(path, data);
       return;
     }
+    // Renamed over, a device would be gone (root's rename replaces /dev/null).
+    const device = await deviceProblem(path);
+    if (device !== null) throw Object.assign(new Error(device), { code: "ENOTREGULAR" });
     target = { path: resolve(path), kept: null };
   }
   const partial = join(dirname(target.path), partialName(target.path));
