@@ -260,6 +260,12 @@ test("npm run sim:soak: a bad or unknown flag is a one-line error with the usage
   const padded = run("--runs", " 2 ", "--threads", "1");
   expect(padded.status).toBe(2);
   expect(padded.stderr).toMatch(/^sim:soak: --runs must be an integer ≥ 1, got " 2 "\n/);
+  // Past 2^53, as every integer of the command line says it: it was "must be an integer ≥ 1".
+  const huge = run("--runs", "99999999999999999999");
+  expect(huge.status).toBe(2);
+  expect(huge.stderr).toMatch(
+    /^sim:soak: --runs must be at most 9007199254740991 \(Number\.MAX_SAFE_INTEGER\), got "99999999999999999999"\n/,
+  );
   const typo = run("--run", "3");
   expect(typo.status).toBe(2);
   expect(typo.stderr).toMatch(/^sim:soak: Unknown option '--run'/);

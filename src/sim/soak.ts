@@ -11,6 +11,7 @@ import { availableParallelism } from "node:os";
 import { parseArgs } from "node:util";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { SingleBar } from "cli-progress";
+import { beyondExactIntegers, EXACT_INTEGER_BOUND } from "../util/exactInteger.ts";
 import { formatFailure, formatSummaryTable, formatTally } from "./report.ts";
 import {
   addResult,
@@ -88,8 +89,12 @@ function parseSoakArgs(argv: string[]): { runs: number; from: number; threads: n
   const int = (name: string, text: string | undefined, fallback: number, min: number): number => {
     if (text === undefined) return fallback;
     const v = Number(text);
-    if (!/^\d+$/.test(text) || !Number.isSafeInteger(v) || v < min) {
+    if (!/^\d+$/.test(text) || v < min) {
       throw new Error(`--${name} must be an integer ≥ ${min}, got ${JSON.stringify(text)}`);
+    }
+    // Said as every integer of the command line says it: it was "an integer ≥ 1" of one.
+    if (beyondExactIntegers(v)) {
+      throw new Error(`--${name} must be ${EXACT_INTEGER_BOUND}, got ${JSON.stringify(text)}`);
     }
     return v;
   };
