@@ -1,4 +1,4 @@
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import {
   existsSync,
   linkSync,
@@ -13,21 +13,41 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it, vi } from "vitest";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
 import { readSchedulerFile, removeSchedulerFile, writeSchedulerFile } from "./schedulerFile.ts";
 
-/** The partial files the scheduler file's write told partialFiles.ts of, for removal on a signal. */
-const partialsStarted = vi.hoisted(() => [] as string[]);
-vi.mock("./partialFiles.ts", async (original) => {
-  const partialFiles = await original<typeof import("./partialFiles.ts")>();
-  return {
-    ...partialFiles,
-    partialFileStarted: (path: string) => {
-      partialsStarted.push(path);
-      partialFiles.partialFileStarted(path);
-    },
-  };
-});
+const SCHEDULER_FILE = fileURLToPath(new URL("./schedulerFile.ts", import.meta.url));
+const PARTIAL_FILES = fileURLToPath(new URL("./partialFiles.ts", import.meta.url));
+
+/**
+ * In a child process removing partial files on signals, as `weft`'s does: write the
+ * scheduler file `path`, and once SIGINT is listened for as it writes (its partial file
+ * being partialFiles.ts's), deliver SIGINT there. What the child said, and the signal
+ * that ended it.
+ */
+function writeSignalled(path: string): { said: string; signal: NodeJS.Signals | null } {
+  const script =
+    `const { writeSchedulerFile } = await import(${JSON.stringify(SCHEDULER_FILE)});\n` +
+    `const { removePartialFilesOnSignals } = await import(${JSON.stringify(PARTIAL_FILES)});\n` +
+    "removePartialFilesOnSignals();\n" +
+    "let done = false;\n" +
+    `const content = { type: "Scheduler", id: "S", address: "tcp://h:1", services: {}, started: 0, workers: {} };\n` +
+    `writeSchedulerFile(${JSON.stringify(path)}, content).then(() => { done = true; });\n` +
+    "const look = () => {\n" +
+    // Its handler, as a signal calls it: the checks between I/O steps see the write under way.
+    '  if (process.listenerCount("SIGINT") > 0) process.emit("SIGINT", "SIGINT");\n' +
+    '  else if (done) process.stdout.write("written, SIGINT never listened for");\n' +
+    "  else setImmediate(look);\n" +
+    "};\n" +
+    "look();\n";
+  const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module"], {
+    input: script,
+    encoding: "utf8",
+    timeout: 30_000,
+  });
+  return { said: r.stdout, signal: r.signal };
+}
 
 const dir = mkdtempSync(join(tmpdir(), "weft-scheduler-file-unit-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -169,16 +189,16 @@ describe("scheduler files", () => {
     expect(waiting).toBe(1);
   });
 
-  it("is written as writeWholeFile writes: its partial file removed should a signal end weft", async () => {
+  it("is written as writeWholeFile writes: its partial file removed should a signal end weft", () => {
     // Its own partial file and rename were not partialFiles.ts's: a Ctrl-C that ended the
     // process as it wrote left the hidden `.<uuid>.weft-scheduler-file` for good.
-    const file = join(dir, "signalled.json");
-    partialsStarted.length = 0;
-    await writeSchedulerFile(file, content("Scheduler-j", "tcp://h:8"));
-    expect(partialsStarted).toHaveLength(1);
-    expect(partialsStarted[0]).toMatch(/\/\.signalled\.json\.[0-9a-f-]+\.partial$/);
-    expect(readdirSync(dir).filter((name) => name.endsWith(".partial"))).toEqual([]);
-  });
+    const sub = join(dir, "signalled");
+    mkdirSync(sub);
+    const { said, signal } = writeSignalled(join(sub, "s.json"));
+    expect(said).toBe("");
+    expect(signal).toBe("SIGINT");
+    expect(readdirSync(sub)).toEqual([]);
+  }, 60_000);
 
   it("is never written in place, not even where writeWholeFile writes a file so", async () => {
     // A file of two names: writeWholeFile writes it in place (both names see it), where a
