@@ -1,6 +1,6 @@
 /**
- * The hidden partial files `writeWholeFile` is writing (`.NAME.<uuid>.partial`,
- * renamed over the file once whole), and, for the command line, their removal
+ * The hidden partial files `writeWholeFile` and `replaceWholeFile` (the scheduler
+ * file's) are writing (`.NAME.<uuid>.partial`, renamed over the file once whole), and, for the command line, their removal
  * when SIGINT or SIGTERM ends the process meanwhile. A Ctrl-C during `weft dump`,
  * `weft sim --dump` or `weft profile -o` killed the process with the signal's
  * default action, leaving the partial file beside the target for good.
