@@ -2,6 +2,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import {
   existsSync,
   linkSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -211,12 +212,17 @@ describe("scheduler files", () => {
     await writeSchedulerFile(file, content("Scheduler-k", "tcp://h:9"));
     expect(await readSchedulerFile(file)).toBe("tcp://h:9");
     expect(readFileSync(join(sub, "other-name.json"), "utf8")).toBe("the old scheduler's");
-    // A symlink is followed, as writeWholeFile follows one: the file it names is replaced.
+    // A symlink is replaced, not followed: the scheduler removes the path given as it
+    // closes, and followed, the link went while the file it named stayed, naming a
+    // scheduler gone.
     const linked = join(sub, "link.json");
     symlinkSync(file, linked);
     await writeSchedulerFile(linked, content("Scheduler-l", "tcp://h:10"));
-    expect(await readSchedulerFile(file)).toBe("tcp://h:10");
-    expect(readdirSync(sub).sort()).toEqual(["link.json", "other-name.json", "s.json"]);
+    expect(await readSchedulerFile(linked)).toBe("tcp://h:10");
+    expect(lstatSync(linked).isFile()).toBe(true);
+    expect(await readSchedulerFile(file)).toBe("tcp://h:9");
+    await removeSchedulerFile(linked, "Scheduler-l");
+    expect(readdirSync(sub).sort()).toEqual(["other-name.json", "s.json"]);
     // A FIFO (or a device: /dev/null, which root's rename would have replaced) is no
     // scheduler file a reader takes: refused, and left there.
     const fifo = join(sub, "fifo.json");

@@ -34,9 +34,10 @@ export async function writeWholeFile(
  * {@link writeWholeFile}, but never in place, for a file another process polls and
  * must never find half written (a scheduler file, read by workers as it comes):
  * what writeWholeFile writes in place (a file of several links, a link to nothing) is
- * replaced by the file renamed over the path given, and where no file can be made
+ * replaced by the file renamed over the path given, as is a symlink (not followed: the
+ * path given is the file, which its writer may remove), and where no file can be made
  * beside it, or renamed over it (a directory closed to new files, a mount point), or
- * the path leads to a device, a FIFO or a socket, it rejects (the last with the code
+ * the path is a device, a FIFO or a socket, it rejects (the last with the code
  * `ENOTREGULAR` and the message "it is a FIFO (named pipe), not a regular file"). A file whose owner this process cannot give the new one is
  * replaced as this process's.
  */
@@ -67,7 +68,9 @@ async function writeWhole(
   inPlace: boolean,
 ): Promise<void> {
   const path = typeof given === "string" ? given : fileURLToPath(given);
-  let target = await replaceableTarget(path);
+  // Not in place, a symlink is replaced, as the file given.
+  const link = !inPlace && (await isSymlink(path)) ? { path: resolve(path), kept: null } : null;
+  let target = link ?? (await replaceableTarget(path));
   if (target === null) {
     if (inPlace) {
       await writeFile(path, data);
@@ -183,16 +186,20 @@ async function replaceableTarget(path: string): Promise<Target | null> {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "ENOENT") return null;
     // Nothing there, or a link to nothing (writeFile makes its target).
-    const isLink = await lstat(path).then(
-      (s) => s.isSymbolicLink(),
-      () => false,
-    );
-    return isLink ? null : { path: resolve(path), kept: null };
+    return (await isSymlink(path)) ? null : { path: resolve(path), kept: null };
   }
   const s = await stat(real);
   // A file of several names: renamed over, this one would part from the others.
   if (!s.isFile() || s.nlink > 1) return null;
   return { path: real, kept: { mode: s.mode & 0o7777, uid: s.uid, gid: s.gid } };
+}
+
+/** Whether `path` is a symlink (to a file or to nothing). */
+async function isSymlink(path: string): Promise<boolean> {
+  return lstat(path).then(
+    (s) => s.isSymbolicLink(),
+    () => false,
+  );
 }
 
 /** A rename refused because the file is a mount point, or on another file system. */
