@@ -5,19 +5,39 @@
  * frames of the task only; these were most of every traceback.
  */
 
+import { findSourceMap } from "node:module";
 import { fileURLToPath } from "node:url";
 
 /**
  * How a stack names the modules (their `import.meta.url`s) whose frames run
- * the task: by URL (Node, for ES modules) or by path (tsx, vitest).
+ * the task: by URL (Node, for ES modules) or by path (tsx, vitest), and, where
+ * the module was loaded with source maps enabled (`node --enable-source-maps`,
+ * a program run through tsx), by the sources its map names: the build's
+ * `dist/worker/runTask.js` then appears in stacks as `src/worker/runTask.ts`,
+ * and its frames were left in every traceback.
  */
 export function frameLocations(moduleUrls: readonly string[]): string[] {
   const out: string[] = [];
-  for (const url of moduleUrls) {
+  const add = (url: string) => {
     out.push(`${url}:`);
     if (url.startsWith("file:")) out.push(`${fileURLToPath(url)}:`);
+  };
+  for (const url of moduleUrls) {
+    add(url);
+    for (const source of mappedSources(url)) add(source);
   }
   return out;
+}
+
+/** The sources (absolute URLs) of the source map Node holds for `url`, if any. */
+function mappedSources(url: string): string[] {
+  if (!url.startsWith("file:")) return [];
+  try {
+    const sources = findSourceMap(fileURLToPath(url))?.payload.sources ?? [];
+    return sources.filter((source) => source.startsWith("file:"));
+  } catch {
+    return [];
+  }
 }
 
 /**
