@@ -19,8 +19,15 @@ import { asWireValue } from "./dataServer.ts";
 import { serializeError } from "./executor.ts";
 import { isAsyncFunction } from "./runTask.ts";
 import type { WorkerState } from "./state/workerState.ts";
-import { runInTask, runInTaskSync, type TaskRuntime } from "./taskContext.ts";
+import { runInTask, runInTaskSync, TASK_CONTEXT_MODULE, type TaskRuntime } from "./taskContext.ts";
+import { frameLocations, withoutRunnerFrames } from "./taskFrames.ts";
 import { type CheckedClone, checkedWireClone } from "./wireClone.ts";
+
+/**
+ * Where the frames that call actor methods are: this module's and the task
+ * context's. Below them come the rpc server's and Node's, none the method's.
+ */
+const CALLER_FRAMES = frameLocations([import.meta.url, TASK_CONTEXT_MODULE]);
 
 /** What the actor server needs of its worker. */
 export interface ActorServerHost {
@@ -161,7 +168,9 @@ export class ActorServer {
 
   private thrown(err: unknown): ActorReply {
     const e = serializeError(err);
-    return errorReply(e.exceptionText, e.tracebackText);
+    // The method's frames (and those of weft's APIs it called), as a task's
+    // traceback: the frames calling it are weft's, the same for every call.
+    return errorReply(e.exceptionText, withoutRunnerFrames(e.tracebackText, CALLER_FRAMES));
   }
 }
 
