@@ -23,6 +23,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { asError } from "../util/asError.ts";
 import { type SerializedError, serializeError } from "../worker/executor.ts";
 import { importTaskModule } from "../worker/importTaskModule.ts";
+import { frameLocations, withoutRunnerFrames } from "../worker/taskFrames.ts";
 import {
   getTaskFunction,
   type TaskFunction,
@@ -41,6 +42,9 @@ const RUNNING_KEY = Symbol.for("weft.currentScheduler");
 const running: AsyncLocalStorage<Scheduler> = ((globalThis as Record<symbol, unknown>)[
   RUNNING_KEY
 ] ??= new AsyncLocalStorage<Scheduler>()) as AsyncLocalStorage<Scheduler>;
+
+/** Where the frames that call the functions clients run here are: this module's. */
+const CALLER_FRAMES = frameLocations([import.meta.url]);
 
 /**
  * The scheduler running the code that calls this: a function run by
@@ -120,7 +124,18 @@ export class SchedulerCode {
       const fn = await this.lookup(name);
       return { status: "OK", value: await this.call(fn, args) };
     } catch (err) {
-      return { status: "error", error: serializeError(err) };
+      const error = serializeError(err);
+      // The function's frames, as a task's traceback: those calling it (this
+      // module's, the scheduler's request handling, Node's) are the same for
+      // every call; an error of the lookup has none of the function's.
+      return {
+        status: "error",
+        error: {
+          ...error,
+          stack: withoutRunnerFrames(error.stack, CALLER_FRAMES),
+          tracebackText: withoutRunnerFrames(error.tracebackText, CALLER_FRAMES),
+        },
+      };
     }
   }
 
