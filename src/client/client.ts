@@ -103,6 +103,7 @@ import type { KeyRecord } from "./keyRecord.ts";
 import { KeyRecords } from "./keyRecords.ts";
 import { leftTheCluster } from "./leftCluster.ts";
 import { type LogsOptions, logsOfWorkers, type WorkerLogsOptions } from "./logs.ts";
+import { checkMapKeys, type MapOptions, splitMapKey } from "./mapKeys.ts";
 import { decodeMetadata, encodeMetadata, metadataKeys } from "./metadata.ts";
 import { NANNY_PLUGIN_RPCS, type NannyPluginOptions, nannyPluginSpec } from "./nannyPlugins.ts";
 import {
@@ -534,26 +535,24 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   map<F extends (item: never) => unknown>(
     fn: TaskDefinition<F>,
     items: Iterable<FutureOr<Parameters<F>[0]>>,
-    options?: Omit<SubmitOptions, "key" | "actor">,
+    options?: MapOptions & Omit<SubmitOptions, "key" | "actor">,
   ): Future<TaskResult<F>>[];
   map(
     fn: string,
     items: Iterable<unknown>,
-    options?: Omit<SubmitOptions, "key">,
+    options?: MapOptions & Omit<SubmitOptions, "key">,
   ): Future<unknown>[];
   map(
     fn: TaskDefinition<TaskFunction> | string,
     items: Iterable<unknown>,
-    options: Omit<SubmitOptions, "key"> = {},
+    options: MapOptions & Omit<SubmitOptions, "key"> = {},
   ): Future<unknown>[] {
     this.checkOpen();
     const name = taskName(fn, "map");
-    const given = checkSubmitOptions("map", options);
-    // Taken silently, it would be ignored: each item's task has a key of its own.
-    if ((given as SubmitOptions).key !== undefined) {
-      throw new TypeError("map: key cannot be given (each item's task gets a key of its own)");
-    }
+    const split = splitMapKey(options);
+    const given = checkSubmitOptions("map", split.rest as SubmitOptions);
     const list = itemsOf("map", "items", items);
+    const keyed = checkMapKeys(split.key, list.length);
     const tasks = new Map<string, GraphTask>();
     const keys: string[] = [];
     for (let i = 0; i < list.length; i++) {
@@ -567,7 +566,17 @@ export class Client implements FutureHost, GatherHost, ActorHost {
         // Which item, or the error would say args[0] of them all.
         prepared = argsWithRefs([item], deps, this, () => `map(${name}), item ${i}`);
       }
-      const key = isPure(given) ? tokenize(name, prepared, "map") : this.freshKey(name);
+      const key =
+        keyed.kind === "explicit"
+          ? keyed.keys[i]
+          : keyed.kind === "derived"
+            ? isPure(given)
+              ? tokenize(name, prepared, "map")
+              : this.freshKey(name)
+            : isPure(given)
+              ? // Dask's `<prefix>-<tokenize(func, *args)>`.
+                `${keyed.prefix}${tokenize(name, prepared, "map").slice(name.length)}`
+              : this.freshKey(keyed.prefix);
       tasks.set(key, graphTask(name, prepared, deps, given));
       keys.push(key);
     }

@@ -117,6 +117,7 @@ export {
   type WorkerSetByCluster,
 } from "./localCluster.ts";
 export type { LogsOptions, WorkerLogsOptions } from "./logs.ts";
+export type { MapOptions } from "./mapKeys.ts";
 export type { NannyPluginOptions } from "./nannyPlugins.ts";
 export type { PerformanceReportOptions } from "./performanceReport.ts";
 export {
