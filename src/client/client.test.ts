@@ -1,3 +1,4 @@
+import { inspect } from "node:util";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { afterEach, describe, expect, it } from "vitest";
@@ -26,6 +27,15 @@ describe("Client", () => {
     );
     await expect(Client.connect("inproc://nowhere", { maxFrameBytes: 1.5 })).rejects.toThrow(
       /^Client option maxFrameBytes must be an integer from 1 to 2147483647, got 1.5$/,
+    );
+  });
+
+  it("console.log shows a client by its id and scheduler, not its internals", async () => {
+    const { cluster, client } = await testCluster();
+    expect(inspect(client)).toBe(`<Client ${client.id} of ${cluster.address}>`);
+    await client.close();
+    expect(inspect({ client })).toBe(
+      `{ client: <Client ${client.id} of ${cluster.address}, closed> }`,
     );
   });
 

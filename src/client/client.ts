@@ -15,6 +15,7 @@
  * ```
  */
 
+import { inspect } from "node:util";
 import type { Logger } from "pino";
 import { type CommOptions, commOptionsOf } from "../comm/comm.ts";
 import { checkDialAddress } from "../comm/connect.ts";
@@ -445,6 +446,15 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   /** A key no other submission has: `name-<client id>-<counter>` (for impure tasks). */
   private freshKey(name: string): string {
     return `${name}-${this.id}-${(this.keyCounter++).toString(36)}`;
+  }
+
+  toString(): string {
+    return `<Client ${this.id} of ${this.address}${this.isClosed ? ", closed" : ""}>`;
+  }
+
+  /** What `console.log(client)` shows, as Dask's repr: not its internals. */
+  [inspect.custom](): string {
+    return this.toString();
   }
 
   /** True once closed, or once the scheduler went away. */

@@ -1,3 +1,4 @@
+import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
 import { ClientClosedError } from "./errors.ts";
 import { Future, type FutureHost } from "./future.ts";
@@ -39,6 +40,14 @@ function fakeHost(): FutureHost & {
 }
 
 describe("Future", () => {
+  it("console.log shows its key and status, not its client's internals", () => {
+    const host = fakeHost();
+    const f = new Future(host, "inc-1");
+    expect(inspect(f)).toBe("<Future inc-1 pending>");
+    host.records.get("inc-1")?.finish(["w"], "number");
+    expect(inspect([f])).toBe("[ <Future inc-1 finished> ]");
+  });
+
   it("whenDone keeps waiting through a reset while pending, and calls back once the key is done", () => {
     const host = fakeHost();
     const f = new Future(host, "k");

@@ -9,6 +9,7 @@
  * its result. Return `{ future }` to hand the future itself on.
  */
 
+import { inspect } from "node:util";
 import { ClientClosedError } from "./errors.ts";
 import type { FutureStatus, KeyRecord } from "./keyRecord.ts";
 
@@ -208,6 +209,15 @@ export class Future<T = unknown> implements PromiseLike<T> {
 
   toString(): string {
     return `<Future ${this.key} ${this.status}>`;
+  }
+
+  /**
+   * What `console.log(future)` shows: its key and status, as Dask's repr
+   * (`<Future: finished, key: inc-…>`), not its client's internals (kilobytes of
+   * connections and records, which `JSON.stringify` cannot even follow).
+   */
+  [inspect.custom](): string {
+    return this.toString();
   }
 }
 
