@@ -22,6 +22,7 @@ import { envLogLevel, weftLogger } from "../util/logger.ts";
 import { loggerOption } from "../util/loggerOption.ts";
 import { existingModuleUrl, fileModuleUrl } from "../util/moduleUrl.ts";
 import { showValue } from "../util/showValue.ts";
+import { refuseOnPoolThread } from "../worker/poolThreadMark.ts";
 import { MAX_POOL_THREADS } from "../worker/poolThreads.ts";
 import { Worker } from "../worker/worker.ts";
 import { resolveWorkerOptions, type WorkerOptions } from "../worker/workerOptions.ts";
@@ -276,6 +277,7 @@ export class LocalCluster {
 
   /** Start the scheduler, then the workers; resolves once every worker has registered. */
   static async start(options: LocalClusterOptions = {}): Promise<LocalCluster> {
+    refuseOnPoolThread("LocalCluster.start");
     checkStartOptions(options);
     const nWorkers = nonNegativeInt("workers", options.workers ?? 2);
     const nthreads = positiveInt("threadsPerWorker", options.threadsPerWorker ?? 1);

@@ -13,6 +13,7 @@ import { jobLabel, makeError, wallSeconds } from "./executor.ts";
 import { importTaskModule } from "./importTaskModule.ts";
 import { exposeOriginalPositions } from "./originalPositions.ts";
 import { ownBuffer } from "./ownBuffer.ts";
+import { markPoolThread } from "./poolThreadMark.ts";
 import { runTask, type SecedeHooks } from "./runTask.ts";
 import { taskFunctionNames } from "./taskRegistry.ts";
 import {
@@ -42,6 +43,7 @@ export async function init(data: unknown): Promise<void> {
     throw new TypeError("pool thread: workerData must be {channel, taskModules}");
   }
   threadInit = d as ThreadInit;
+  markPoolThread();
   channel = new BroadcastChannel(d.channel);
   channel.onmessage = (ev: unknown) => {
     const msg = (ev as { data?: unknown }).data;

@@ -55,6 +55,7 @@ import type { MemoryMonitor } from "./memoryMonitor.ts";
 import { MetricTotals } from "./metricTotals.ts";
 import { type PauseChange, PauseReasons, pauseChangeOutputs } from "./pauseReasons.ts";
 import { PeerPool } from "./peerPool.ts";
+import { refuseOnPoolThread } from "./poolThreadMark.ts";
 import { CpuProfiler } from "./profiler.ts";
 import { type RegisterWorkerReply, registerWithScheduler } from "./registration.ts";
 import { askToBeRetired } from "./retirement.ts";
@@ -392,6 +393,7 @@ export class Worker extends BaseWorker {
    * step up to its timeout), and what a step makes after it is closed too.
    */
   async start(): Promise<this> {
+    refuseOnPoolThread("Worker.start");
     if (this.statusValue !== "init")
       throw new Error(`cannot start a worker that is ${this.statusValue}`);
     this.statusValue = "starting";
