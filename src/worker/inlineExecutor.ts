@@ -9,6 +9,7 @@
 
 import type { ExecuteJob, ExecuteOutcome, Executor, RunControl } from "./executor.ts";
 import { importTaskModule } from "./importTaskModule.ts";
+import { rejectWhenIdle } from "./loopIdle.ts";
 import { raceSignal } from "./raceSignal.ts";
 import { startTask } from "./runTask.ts";
 import { taskFunctionNames } from "./taskRegistry.ts";
@@ -19,11 +20,24 @@ import { taskFunctionNames } from "./taskRegistry.ts";
  * module was evaluated) may not, and a worker imports several.
  */
 async function importNamed(url: string): Promise<void> {
+  // On this thread, the module may be the program's own, waiting at a
+  // top-level await for the cluster that imports it: its import never ends.
+  const idle = rejectWhenIdle(
+    () =>
+      new Error(
+        "its import never finished: nothing was left to run while the module waited at a " +
+          "top-level await (a program whose own module is among its task modules, " +
+          "taskModules: [import.meta.url], waiting for the cluster it starts): define the " +
+          "tasks in a module of their own",
+      ),
+  );
   try {
-    await importTaskModule(url);
+    await Promise.race([importTaskModule(url), idle.promise]);
   } catch (err) {
     const why = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
     throw new Error(`cannot import the task module ${url}: ${why}`, { cause: err });
+  } finally {
+    idle.stop();
   }
 }
 
