@@ -129,6 +129,23 @@ describe.each(["inproc://", "tcp://127.0.0.1:0"])("BatchedSend over %s", (addres
     expect(rest).toEqual([[5], ["big"], [6], ["big"], [7]]);
   });
 
+  it("sends what a message sent alone left once the transport took it, not an interval later", async () => {
+    const { client, server } = await pair(address);
+    const b = new BatchedSend(client, { intervalMs: 60_000, alone: (m) => m === "big" });
+    b.send(1, "big", "big", 2);
+    // Before, each batch after the first waited its minute: 1,000 answers sent alone
+    // (a client's concurrent who-has) took 1,000 intervals.
+    const got: unknown[] = [];
+    for (let i = 0; i < 4; i++) got.push(await server.recv());
+    expect(got).toEqual([[1], ["big"], ["big"], [2]]);
+    // The batch that emptied the buffer is followed by the interval, as any other.
+    b.send(3);
+    await turns(5);
+    expect(b.pending).toBe(1);
+    await b.flush();
+    expect(await server.recv()).toEqual([3]);
+  }, 10_000);
+
   it("close flushes what is buffered, then refuses more", async () => {
     const { client, server } = await pair(address);
     const b = new BatchedSend(client, { intervalMs: 1000 });

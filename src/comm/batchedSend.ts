@@ -136,7 +136,10 @@ export class BatchedSend {
 
   private flushNow(): void {
     const batch = this.nextBatch();
-    this.nextDeadline = performance.now() + this.intervalMs;
+    // What a message sent alone left in the buffer was due already: it goes once the
+    // transport took this batch, not an interval later. Else 1,000 answers sent alone
+    // (a client's concurrent who-has) took 1,000 intervals: 1.3 s where 0.06 s before.
+    this.nextDeadline = this.buffer.length > 0 ? 0 : performance.now() + this.intervalMs;
     this.batchCount++;
     this.messageCount += batch.length;
     this.sending = this.comm.send(batch).then(
