@@ -217,6 +217,12 @@ export async function serveClient(
     const oversized = oversizedMessageRecord(err, `client ${id}`, comm.peerAddress);
     if (oversized !== null) {
       host.logger.warn({ client: id, ...oversized.fields }, oversized.message);
+    } else if (err instanceof CommAbortedError && !host.isRunning) {
+      // Cut by the scheduler's close, the streams' wait over (close(0): at once): expected.
+      host.logger.debug(
+        { client: id },
+        "cut off the connection of a client at the scheduler's close",
+      );
     } else if (err instanceof CommAbortedError && worker !== undefined) {
       // Cut here, its worker removed (workerClients.ts): expected.
       host.logger.info({ client: id, worker }, "let go of the client of a removed worker");

@@ -881,6 +881,25 @@ describe("Scheduler server", () => {
     expect(s.counters.rejectedMessages).toBe(0);
   });
 
+  it("warns of nothing when a close given no time to flush cuts a client that reads", async () => {
+    const { s, records } = await start({ listen: "tcp://127.0.0.1:0" });
+    const c = await peer(s, registerClient("reading"));
+    await c.comm.send([{ op: "semaphore-leases", requestId: 1, name: "S" }]);
+    await c.waitFor((m) => m.requestId === 1);
+    // close(0): the caller gives the streams no time, and the client's end cannot close in none.
+    await s.close(0);
+    // Before, two warnings for what the caller asked: the peer "did not take what its stream
+    // held ... in time", and "the connection to a client broke" (the scheduler's own abort).
+    expect(records.filter((r) => (r.level as number) >= 40)).toEqual([]);
+    const cut = records.filter(
+      (r) => r.msg === "cut off the connection of a client at the scheduler's close",
+    );
+    expect(cut).toMatchObject([{ client: "reading", level: 20 }]);
+    expect(records.find((r) => r.level === 30 && r.waitedS === 0)).toMatchObject({
+      msg: "closing: cut off the connections whose peers had not taken what their streams held, or closed their ends, within the close's timeout",
+    });
+  });
+
   it("logs a client's connection breaking at debug once it said close-client, at warn otherwise", async () => {
     const { s, records } = await start({ listen: "tcp://127.0.0.1:0" });
     const breakingAt = async (clientId: string, goodbye: boolean) => {
