@@ -57,6 +57,20 @@ describe("connectWaiting", () => {
     expect(told).toBe(0);
   });
 
+  it("a first try made only after a wait was over says so, rather than read as given no wait", async () => {
+    const address = `tcp://127.0.0.1:${await freePort("127.0.0.1")}`;
+    // A worker's start whose steps before the connect took its whole death timeout.
+    const err = await connectWaiting(address, {
+      timeoutMs: 1_000,
+      waitMs: 300,
+      startedAt: Date.now() - 1_000,
+    }).catch((e: unknown) => e);
+    expect((err as ConnectError).code).toBe("ECONNREFUSED");
+    expect((err as Error).message).toMatch(
+      /refused \(ECONNREFUSED\): refused at its first try, made only after the 300 ms wait was over$/,
+    );
+  });
+
   it("stops at once when its caller is closing", async () => {
     const address = `tcp://127.0.0.1:${await freePort("127.0.0.1")}`;
     const err = await connectWaiting(address, { timeoutMs: 60_000, stopped: () => true }).catch(

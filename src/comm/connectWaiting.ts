@@ -147,6 +147,17 @@ export async function connectWaiting(
       const refused = err.code === "ECONNREFUSED";
       const isStopped = stopped?.() === true;
       if (deadline - Date.now() <= 0 || isStopped) {
+        // A first try that came only once a wait was over (a worker whose start before it
+        // took its whole death timeout, on a loaded host) says so: bare, its refusal read
+        // as if no wait had been given.
+        if (!told && !isStopped && waitMs > 0) {
+          throw new ConnectError(
+            `${err.message}: ${refused ? "refused" : "failed"} at its first try, made only after the ${waitMs} ms wait was over`,
+            err.address,
+            err.code,
+            { cause: err },
+          );
+        }
         if (!told) throw err;
         const triedMs = isStopped ? Date.now() - started : waitMs;
         throw new ConnectError(
