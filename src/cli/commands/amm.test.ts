@@ -93,7 +93,7 @@ describe("weft amm", () => {
       "status",
       "tcp://127.0.0.1:1",
       "--connect-timeout",
-      "300",
+      "300ms",
     ]);
     expect(unreachable.code).toBe(2);
     expect(unreachable.out).toBe("");

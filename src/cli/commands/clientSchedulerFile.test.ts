@@ -70,7 +70,17 @@ it("none comes: the command says which address the file named, and for how long 
   const ctx = context();
   expect(
     await main(
-      ["node", "weft", "retire", "--n", "1", "--scheduler-file", file, "--connect-timeout", "300"],
+      [
+        "node",
+        "weft",
+        "retire",
+        "--n",
+        "1",
+        "--scheduler-file",
+        file,
+        "--connect-timeout",
+        "300ms",
+      ],
       ctx,
     ),
   ).toBe(2);

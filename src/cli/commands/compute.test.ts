@@ -342,7 +342,7 @@ describe("weft run, scheduler, worker", () => {
         "--scheduler",
         `tcp://127.0.0.1:${port}`,
         "--connect-timeout",
-        "300",
+        "300ms",
       ]);
       expect(r.code).toBe(2);
       expect(r.err).toMatch(/^weft run: .*registering with tcp:\/\/127\.0\.0\.1:\d+/);
@@ -351,7 +351,7 @@ describe("weft run, scheduler, worker", () => {
       for (const s of sockets) s.destroy();
       await new Promise((r) => silent.close(r));
     }
-    const embedded = await weft(["run", plain, "--connect-timeout", "300"]);
+    const embedded = await weft(["run", plain, "--connect-timeout", "300ms"]);
     expect(embedded.code).toBe(2);
     expect(embedded.err).toBe("weft run: --connect-timeout applies with --scheduler only\n");
     const bad = await weft([
@@ -510,7 +510,7 @@ describe("weft run, scheduler, worker", () => {
       "--scheduler",
       "tcp://127.0.0.1:1",
       "--connect-timeout",
-      "300",
+      "300ms",
     ]);
     expect(noScheduler.code).toBe(2);
     expect(noScheduler.err).toMatch(/still refused after 300 ms/);
@@ -668,7 +668,7 @@ describe("weft run, scheduler, worker", () => {
       "--memory-measure",
       "managed",
       "--death-timeout",
-      "300",
+      "300ms",
     ]);
     expect(measured).toMatchObject({
       code: 2,
@@ -682,7 +682,7 @@ describe("weft run, scheduler, worker", () => {
         "--max-restarts",
         n,
         "--death-timeout",
-        "300",
+        "300ms",
       ]);
       expect(alone.code).toBe(2);
       expect(alone.err).toBe(

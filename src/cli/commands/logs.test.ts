@@ -149,7 +149,7 @@ describe("weft logs", () => {
     expect(badLevel.err).toContain("--level must be one of trace, debug, info, warn, error, fatal");
     const nothing = await runWeft(["logs", cluster.address, "--no-scheduler", "--no-workers"]);
     expect(nothing.code).toBe(2);
-    const unreachable = await runWeft(["logs", "tcp://127.0.0.1:1", "--connect-timeout", "500"]);
+    const unreachable = await runWeft(["logs", "tcp://127.0.0.1:1", "--connect-timeout", "500ms"]);
     expect(unreachable.code).toBe(2);
   });
 

@@ -106,7 +106,7 @@ describe("weft profile", () => {
     const address = await refusingAddress();
     const output = join(tmpdir(), "never-written.cpuprofile");
     const profile = (...args: string[]) =>
-      runWeft(["profile", address, "--connect-timeout", "100", "-o", output, ...args]);
+      runWeft(["profile", address, "--connect-timeout", "100ms", "-o", output, ...args]);
     for (const args of [
       ["--seconds", "3600"],
       ["--interval-us", "100"],

@@ -38,7 +38,7 @@ describe("weft restart", () => {
     try {
       const ctx = testContext();
       const { done } = await cliWorker(scheduler.address, ctx);
-      const r = await runWeft(["restart", scheduler.address, "--timeout", "200"]);
+      const r = await runWeft(["restart", scheduler.address, "--timeout", "200ms"]);
       expect(r.code).toBe(1);
       expect(r.err).toMatch(
         /^weft restart: waited 200 ms for 1 worker\(s\).*1 of them had no nanny/,

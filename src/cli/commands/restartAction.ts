@@ -5,6 +5,7 @@
 
 import type { Client } from "../../client/client.ts";
 import { RestartTimeoutError } from "../../client/errors.ts";
+import { warnBareMilliseconds } from "./bareMilliseconds.ts";
 import type { ConnectCliOptions } from "./connectOptions.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { INTERRUPTED, unlessInterrupted } from "./interruptedRequest.ts";
@@ -50,6 +51,7 @@ export async function runRestart(
     const unnamed = schedulerChoiceProblem(scheduler.given, opts.schedulerFile);
     if (unnamed !== null) throw new Error(unnamed);
     timeout = timeoutMs("--timeout", opts.timeout ?? "30000");
+    warnBareMilliseconds(ctx.stderr, "restart", [["--timeout", opts.timeout]]);
     const badSelector = selectorsProblem(workers);
     if (badSelector !== null) throw new Error(badSelector);
   } catch (err) {

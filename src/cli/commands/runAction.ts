@@ -20,6 +20,7 @@ import { outputProblem } from "../../util/outputFile.ts";
 import { plural } from "../../util/plural.ts";
 import { readSchedulerFile } from "../../util/schedulerFile.ts";
 import { writeWholeFile } from "../../util/wholeFile.ts";
+import { warnBareMilliseconds } from "./bareMilliseconds.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { GraphInputError, jsonFriendly, loadGraphInput } from "./graphInput.ts";
 import { graphTasksHint } from "./graphTasksHint.ts";
@@ -224,6 +225,7 @@ export async function runGraph(
       checkInprocScheduler(opts.scheduler);
     }
     connectTimeoutMs = timeoutMs("--connect-timeout", opts.connectTimeout ?? "30000");
+    warnBareMilliseconds(ctx.stderr, "run", [["--connect-timeout", opts.connectTimeout]]);
     nthreads = positiveInt("--nthreads", opts.nthreads ?? "1");
     if (opts.executor !== "inline" && workers * nthreads > MAX_POOL_THREADS) {
       throw new Error(

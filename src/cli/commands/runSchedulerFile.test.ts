@@ -39,7 +39,7 @@ it("says at once on stderr that it waits for the scheduler file, and for how lon
   const late = testContext();
   expect(
     await main(
-      ["node", "weft", "run", graph, "--scheduler-file", missing, "--connect-timeout", "300"],
+      ["node", "weft", "run", graph, "--scheduler-file", missing, "--connect-timeout", "300ms"],
       late,
     ),
   ).toBe(2);
@@ -54,7 +54,7 @@ it("says at once on stderr that it waits for a scheduler that refuses connection
   const ctx = testContext();
   expect(
     await main(
-      ["node", "weft", "run", graph, "--scheduler", address, "--connect-timeout", "600"],
+      ["node", "weft", "run", graph, "--scheduler", address, "--connect-timeout", "600ms"],
       ctx,
     ),
   ).toBe(2);

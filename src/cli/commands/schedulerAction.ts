@@ -11,6 +11,7 @@ import { WORKER_CLOSE_MAX_MS } from "../../util/closeBudget.ts";
 import { removeSchedulerFile, writeSchedulerFile } from "../../util/schedulerFile.ts";
 import { wallSeconds } from "../../util/wallClock.ts";
 import { reachableAddressFor } from "../../worker/contactAddress.ts";
+import { warnBareMilliseconds } from "./bareMilliseconds.ts";
 import { type CliContext, EXIT, serveDespiteOutputErrors } from "./context.ts";
 import { checkListenAddress } from "./listenAddress.ts";
 import { listenFailureMessage } from "./listenFailure.ts";
@@ -245,6 +246,8 @@ export async function runSchedulerCommand(
     ctx.exitCode = EXIT.usage;
     return;
   }
+  // --worker-ttl and --lease-timeout refuse a time under a second, saying why.
+  warnBareMilliseconds(ctx.stderr, "scheduler", [["--close-worker-grace", opts.closeWorkerGrace]]);
   // Listened for from the start: a scheduler still starting closes on SIGINT or
   // SIGTERM as a running one does (exit 0), its preloads torn down.
   let finished!: () => void;

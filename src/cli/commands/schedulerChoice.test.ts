@@ -133,7 +133,7 @@ describe("--scheduler-file in the commands that connect to a running scheduler",
         "--scheduler-file",
         missing,
         "--connect-timeout",
-        "100",
+        "100ms",
       ]);
       expect(late).toMatchObject({
         code: 2,

@@ -101,7 +101,7 @@ describe("--scheduler-file", () => {
     const alone = context();
     expect(
       await main(
-        ["node", "weft", "worker", "--scheduler-file", file, ...WORKER, "--death-timeout", "300"],
+        ["node", "weft", "worker", "--scheduler-file", file, ...WORKER, "--death-timeout", "300ms"],
         alone,
       ),
     ).toBe(2);
@@ -124,7 +124,7 @@ describe("--scheduler-file", () => {
     const both = await run("tcp://127.0.0.1:1", "--scheduler-file", join(dir, "x.json"));
     expect(both.err).toMatch(/give the scheduler's address or --scheduler-file, not both/);
     const missing = join(dir, "missing.json");
-    const late = await run("--scheduler-file", missing, "--death-timeout", "200");
+    const late = await run("--scheduler-file", missing, "--death-timeout", "200ms");
     expect(late.code).toBe(2);
     expect(late.err).toBe(
       `weft worker: cannot start: no scheduler file at ${missing} after 200 ms (is the scheduler started with --scheduler-file?)\n`,
@@ -184,7 +184,7 @@ describe("--scheduler-file", () => {
     const late = context();
     expect(
       await main(
-        ["node", "weft", "status", "--scheduler-file", missing, "--connect-timeout", "300"],
+        ["node", "weft", "status", "--scheduler-file", missing, "--connect-timeout", "300ms"],
         late,
       ),
     ).toBe(2);

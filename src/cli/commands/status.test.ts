@@ -136,7 +136,7 @@ describe("weft status", () => {
   });
 
   it("says why it cannot reach a scheduler (exit 2)", async () => {
-    const r = await runWeft(["status", "tcp://127.0.0.1:1", "--connect-timeout", "500"]);
+    const r = await runWeft(["status", "tcp://127.0.0.1:1", "--connect-timeout", "500ms"]);
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/^weft status: connection to tcp:\/\/127\.0\.0\.1:1 refused/m);
     const bad = await runWeft(["status", "tcp://127.0.0.1:1", "--connect-timeout", "0"]);
@@ -171,7 +171,7 @@ describe("weft status", () => {
     const ctx = testContext();
     const started = Date.now();
     const code = await main(
-      ["node", "weft", "status", "tcp://no-such-host.invalid:8786", "--connect-timeout", "600"],
+      ["node", "weft", "status", "tcp://no-such-host.invalid:8786", "--connect-timeout", "600ms"],
       ctx,
     );
     expect(code).toBe(2);

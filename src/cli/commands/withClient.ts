@@ -4,6 +4,7 @@
  */
 
 import { Client } from "../../client/client.ts";
+import { warnBareMilliseconds } from "./bareMilliseconds.ts";
 import type { ConnectCliOptions } from "./connectOptions.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { connectThroughSchedulerFile } from "./liveSchedulerFile.ts";
@@ -40,6 +41,7 @@ export async function withClient(
   let client: Client;
   try {
     const connectMs = timeoutMs("--connect-timeout", opts.connectTimeout ?? "10000");
+    warnBareMilliseconds(ctx.stderr, name, [["--connect-timeout", opts.connectTimeout]]);
     const limits = frameLimitsFrom(opts);
     // Waits are said at once on stderr (stdout stays clean for --json): they may last --connect-timeout.
     const secure = tlsFrom(opts);

@@ -10,6 +10,7 @@ import { parseDecimal } from "../../util/decimal.ts";
 import { ipcNannyLink } from "../../worker/nannyLink.ts";
 import { Worker } from "../../worker/worker.ts";
 import type { WorkerOptions } from "../../worker/workerOptions.ts";
+import { warnBareMilliseconds } from "./bareMilliseconds.ts";
 import { workerAddresses } from "./contactAddress.ts";
 import { type CliContext, EXIT, serveDespiteOutputErrors } from "./context.ts";
 import { checkInprocScheduler } from "./inprocScheduler.ts";
@@ -383,6 +384,13 @@ export async function runWorkerCommand(
     );
     ctx.exitCode = EXIT.usage;
     return;
+  }
+  // Said once: by the nanny, not by each worker it starts with the same options.
+  if (nannyPid() === null) {
+    warnBareMilliseconds(ctx.stderr, "worker", [
+      ["--death-timeout", opts.deathTimeout],
+      ["--connect-timeout", opts.connectTimeout],
+    ]);
   }
   if (opts.nanny === true) {
     let maxRestarts: number;

@@ -31,7 +31,7 @@ describe("weft worker waits for its scheduler, as Dask's", () => {
     const address = await refusingAddress();
     const ctx = testContext();
     const worker = main(
-      ["node", "weft", "worker", address, ...ARGS, "--connect-timeout", "200"],
+      ["node", "weft", "worker", address, ...ARGS, "--connect-timeout", "200ms"],
       ctx,
     );
     await sleep(1_500);
@@ -68,7 +68,7 @@ describe("weft worker waits for its scheduler, as Dask's", () => {
             "--listen",
             "tcp://127.0.0.1:0",
             "--death-timeout",
-            "500",
+            "500ms",
           ].concat(["--preload", preload]),
         );
         expect(r.code).toBe(2);
@@ -122,7 +122,7 @@ describe("weft worker waits for its scheduler, as Dask's", () => {
       "tcp://no-such-host.invalid:8786",
       ...ARGS,
       "--death-timeout",
-      "400",
+      "400ms",
     ]);
     expect(r.code).toBe(2);
     expect(r.err).toMatch(
@@ -141,7 +141,7 @@ describe("weft worker waits for its scheduler, as Dask's", () => {
       file,
       ...ARGS,
       "--death-timeout",
-      "400",
+      "400ms",
     ]);
     expect(fromFile.code).toBe(2);
     expect(fromFile.err).toMatch(
@@ -156,7 +156,7 @@ describe("weft worker waits for its scheduler, as Dask's", () => {
       "--nanny",
       ...ARGS,
       "--death-timeout",
-      "300",
+      "300ms",
     ]);
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/cannot start: .*still refused after 300 ms\n$/);
