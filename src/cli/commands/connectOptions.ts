@@ -11,6 +11,7 @@ import {
   SCHEDULER_FILE_OPTION,
   type SchedulerFileCliOptions,
 } from "./schedulerChoice.ts";
+import { schedulerFilePath } from "./schedulerFilePath.ts";
 import {
   addFrameLimitOptions,
   addTlsOptions,
@@ -37,7 +38,7 @@ export function addConnectOptions(cmd: Command): Command {
   return addTlsOptions(
     addFrameLimitOptions(
       cmd
-        .option("--scheduler-file <path>", SCHEDULER_FILE_OPTION)
+        .option("--scheduler-file <path>", SCHEDULER_FILE_OPTION, schedulerFilePath)
         .option(
           "--connect-timeout <ms|duration>",
           `how long to wait for the scheduler to accept the connection (${MILLISECONDS_FORMS}; default: 10000)`,

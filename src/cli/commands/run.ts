@@ -4,6 +4,7 @@ import { commandDescription } from "./index.ts";
 import { MILLISECONDS_FORMS } from "./millisecondsOption.ts";
 import { joinRepeatedList } from "./repeatedList.ts";
 import type { RunOptions } from "./runAction.ts";
+import { schedulerFilePath } from "./schedulerFilePath.ts";
 import { addFrameLimitOptions, addTlsOptions, LOG_LEVELS } from "./serverOptions.ts";
 
 /** `weft run`: see docs/client.md. */
@@ -18,6 +19,7 @@ export function runCommand(ctx: CliContext): Command {
     .option(
       "--scheduler-file <path>",
       "use the scheduler whose address this file holds (weft scheduler --scheduler-file), waiting up to --connect-timeout for it, then reading it again while the scheduler it names refuses connections, up to --connect-timeout",
+      schedulerFilePath,
     )
     .option(
       "--connect-timeout <ms|duration>",

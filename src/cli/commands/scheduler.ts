@@ -5,6 +5,7 @@ import { commandDescription } from "./index.ts";
 import { MILLISECONDS_FORMS } from "./millisecondsOption.ts";
 import { NO_TIMEOUT_HELP } from "./noTimeout.ts";
 import type { SchedulerCliOptions } from "./schedulerAction.ts";
+import { schedulerFilePath } from "./schedulerFilePath.ts";
 import {
   addFrameLimitOptions,
   addHttpOptions,
@@ -72,6 +73,7 @@ export function schedulerCommand(ctx: CliContext): Command {
     .option(
       "--scheduler-file <path>",
       "write the scheduler's address (and identity, as JSON) to this file once listening, for weft worker --scheduler-file and clients (readSchedulerFile); removed when the scheduler closes",
+      schedulerFilePath,
     );
   return addHttpOptions(addTlsOptions(addFrameLimitOptions(addPreloadOption(cmd, "scheduler"))))
     .addOption(

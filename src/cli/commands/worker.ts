@@ -4,6 +4,7 @@ import type { CliContext } from "./context.ts";
 import { commandDescription } from "./index.ts";
 import { MILLISECONDS_FORMS } from "./millisecondsOption.ts";
 import { joinRepeatedList } from "./repeatedList.ts";
+import { schedulerFilePath } from "./schedulerFilePath.ts";
 import {
   addFrameLimitOptions,
   addHttpOptions,
@@ -24,6 +25,7 @@ export function workerCommand(ctx: CliContext): Command {
     .option(
       "--scheduler-file <path>",
       "read the scheduler's address from this file (weft scheduler --scheduler-file), waiting for it to appear, and reading it again while the address there cannot be reached (a scheduler gone, until one started again writes its own)",
+      schedulerFilePath,
     )
     .option(
       "--nthreads <n>",
