@@ -101,11 +101,19 @@ describe("the integer and duration options", () => {
     expect(() => positiveInt("--n", "99999999999999999999")).toThrow(
       `--n must be at most ${Number.MAX_SAFE_INTEGER} (Number.MAX_SAFE_INTEGER), got 99999999999999999999`,
     );
+    // Read as Infinity, it was told it must be an integer, where weft sim names the bound.
+    expect(() => positiveInt("--n", "1e400")).toThrow(
+      `--n must be at most ${Number.MAX_SAFE_INTEGER} (Number.MAX_SAFE_INTEGER), got 1e400`,
+    );
+    expect(() => nonNegativeInt("--max-restarts", "1e400")).toThrow(
+      `--max-restarts must be at most ${Number.MAX_SAFE_INTEGER} (Number.MAX_SAFE_INTEGER), got 1e400`,
+    );
   });
 
   it("nonNegativeInt takes 0, and refuses an empty value instead of reading it as 0", () => {
     expect(nonNegativeInt("--max-restarts", "0")).toBe(0);
     expect(nonNegativeInt("--max-restarts", "7")).toBe(7);
+    expect(Object.is(nonNegativeInt("--max-restarts", "-0"), 0)).toBe(true);
     for (const bad of ["", " ", "-1", "0.5"]) {
       expect(() => nonNegativeInt("--max-restarts", bad), JSON.stringify(bad)).toThrow(
         `--max-restarts must be an integer ≥ 0, got ${bad}`,

@@ -242,10 +242,13 @@ function messageFloorProblem(text: string | undefined, bytes: number | undefined
 }
 
 /**
- * `n`, read from `text`, if exact: past 2^53 a number is not (99999999999999999999
- * reads as 1e20), and the check that then refused it said it must be ≥ 1.
+ * `text` as a decimal number, refused if past the exact integers: past 2^53 a number
+ * is not (99999999999999999999 reads as 1e20), and the check that then refused it
+ * said it must be ≥ 1. Checked first: `1e400`, read as Infinity, is no integer, and
+ * was told it must be one, where weft sim and weft logs name the bound.
  */
-function exact(name: string, n: number, text: string): number {
+function exact(name: string, text: string): number {
+  const n = parseDecimal(text);
   if (beyondExactIntegers(n))
     throw new Error(`${name} must be ${EXACT_INTEGER_BOUND}, got ${text}`);
   return n;
@@ -253,19 +256,20 @@ function exact(name: string, n: number, text: string): number {
 
 /** Parse a positive integer option; throws a clear error. */
 export function positiveInt(name: string, text: string): number {
-  const n = parseDecimal(text);
+  const n = exact(name, text);
   if (!Number.isInteger(n) || n < 1)
     throw new Error(`${name} must be a positive integer, got ${text}`);
-  return exact(name, n, text);
+  return n;
 }
 
 /** Parse an integer option ≥ 0; throws a clear error. */
 export function nonNegativeInt(name: string, text: string): number {
-  const n = parseDecimal(text);
+  const n = exact(name, text);
   if (!Number.isInteger(n) || n < 0) {
     throw new Error(`${name} must be an integer ≥ 0, got ${text}`);
   }
-  return exact(name, n, text);
+  // -0 (typed so) as 0: kept, it differs from 0 to Object.is, and a division by it is -Infinity.
+  return n + 0;
 }
 
 /** The most pool threads one process starts (see poolThreads.ts). */
