@@ -266,6 +266,27 @@ describe("scheduler files", () => {
       ).rejects.not.toThrow(/\.partial/);
     },
   );
+
+  // Only where this process may bind-mount (root on Linux): a file a container is given.
+  it.runIf(process.platform === "linux" && process.getuid?.() === 0)(
+    "a mount point is said to be one, not the directory it is in",
+    async ({ skip }) => {
+      const source = join(dir, "mount-source.json");
+      const file = join(dir, "mounted.json");
+      writeFileSync(source, "{}\n");
+      writeFileSync(file, "{}\n");
+      if (spawnSync("mount", ["--bind", source, file]).status !== 0) skip("no bind mount here");
+      try {
+        // It was "cannot write in <its directory> (EBUSY)", of a directory that takes files.
+        await expect(writeSchedulerFile(file, content("Scheduler-m", "tcp://h:7"))).rejects.toThrow(
+          `cannot write the scheduler file ${file}: it is a mount point (a file bind-mounted into a container?), which the file written beside it cannot replace (EBUSY): give a path in a directory mounted whole`,
+        );
+        expect(readFileSync(file, "utf8")).toBe("{}\n");
+      } finally {
+        spawnSync("umount", [file]);
+      }
+    },
+  );
 });
 
 describe("readSchedulerFile's options", () => {

@@ -60,7 +60,10 @@ export async function writeSchedulerFile(
       failure?.why ??
       (code === undefined || code === "ENOTREGULAR"
         ? (err as Error).message
-        : `cannot write in ${dirname(resolve(path))} (${code})`);
+        : code === "EBUSY"
+          ? // A rename's: said of the directory, it hid that the file itself cannot be replaced.
+            `it is a mount point (a file bind-mounted into a container?), which the file written beside it cannot replace (EBUSY): give a path in a directory mounted whole`
+          : `cannot write in ${dirname(resolve(path))} (${code})`);
     throw new Error(`cannot write the scheduler file ${path}: ${why}`);
   }
 }
