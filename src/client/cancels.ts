@@ -25,6 +25,8 @@ export interface CancelHost {
   record(key: string): KeyRecord | undefined;
   /** Send `msg` to the scheduler. */
   send(msg: CancelKeysMsg): void;
+  /** Keep the process alive until the returned function is called: a cancel's answer is awaited. */
+  holdLoop?: () => () => void;
 }
 
 /** A client's cancels not answered yet, and the cancel notices of the scheduler. */
@@ -62,7 +64,12 @@ export class Cancels {
       force,
       stimulusId,
     });
-    await answered;
+    const release = this.host.holdLoop?.();
+    try {
+      await answered;
+    } finally {
+      release?.();
+    }
   }
 
   /** The scheduler cancelled keys: their futures fail with `CancelledError`. */

@@ -16,6 +16,7 @@
  */
 
 import { inspect } from "node:util";
+import { isMainThread } from "node:worker_threads";
 import type { Logger } from "pino";
 import { type CommOptions, commOptionsOf } from "../comm/comm.ts";
 import { checkDialAddress } from "../comm/connect.ts";
@@ -63,6 +64,7 @@ import {
 import { Cancels } from "./cancels.ts";
 import { ClientDatasets } from "./clientDatasets.ts";
 import { type ClientOptions, connectTimeoutMs, newClientId } from "./clientOptions.ts";
+import { closeAtExit } from "./closeAtExit.ts";
 import { ClusterAdmin } from "./clusterAdmin.ts";
 import { type DumpClusterStateOptions, dumpOptionsProblem, workerDumps } from "./clusterDump.ts";
 import {
@@ -194,6 +196,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       this.checkOpen();
       return this.conn.request(op, { name });
     },
+    holdLoop: () => this.conn.holdLoop(),
   });
   // The concepts behind the methods are modules of their own, each given what it
   // needs of the client (its host) in the constructor, in this order.
@@ -225,6 +228,10 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   private resolveClosed: ((why: Error) => void) | null = null;
   /** The close in progress or done: close() is idempotent. */
   private closing: Promise<void> | null = null;
+  /** What lets the process end again, for each topic subscribed with `subscribeTopic`. */
+  private readonly topicHolds = new Map<string, () => void>();
+  /** Forgets this client among those closed when the program ends (see `closeAtExit`). */
+  private forgetAtExit: () => void = () => {};
   /** True once the scheduler answered this client's `shutdown`: its closing is then no loss. */
   private shutdownAnswered = false;
   private keyCounter = 0;
@@ -249,11 +256,16 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       conn.leaseTimeoutMs,
     );
     this.subscriptions = new Subscriptions(logger);
-    this.peers = new PeerPool({ connectTimeoutMs: timeoutMs, ...limits });
+    this.peers = new PeerPool({
+      connectTimeoutMs: timeoutMs,
+      ...limits,
+      keepAliveOnlyWhileAsked: true,
+    });
     this.records = new KeyRecords({
       id,
       closedError: () => this.closedError,
       send: (msg) => this.conn.send(msg),
+      holdLoop: () => this.conn.holdLoop(),
     });
     this.requests = new Requests({
       id,
@@ -261,6 +273,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
         this.flushReleases();
         this.conn.send(msg);
       },
+      holdLoop: () => this.conn.holdLoop(),
     });
     this.submissions = new Submissions({
       id,
@@ -293,6 +306,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       submissions: this.submissions,
       record: (key) => this.records.get(key),
       send: (msg) => this.conn.send(msg),
+      holdLoop: () => this.conn.holdLoop(),
     });
     this.admin = new ClusterAdmin({
       id,
@@ -430,6 +444,11 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     });
     const address = conn.address;
     const client = new Client(conn, id, address, timeoutMs, limits, logger);
+    // In one process (a LocalCluster's client) nothing holds the process, and the
+    // cluster's close closes it; a task's client (`worker` given) is its worker's.
+    if (!address.startsWith("inproc://") && worker === undefined && isMainThread) {
+      client.forgetAtExit = closeAtExit(client);
+    }
     if (options.printTaskOutput ?? true) {
       // Not waited for: the subscriptions go first on the stream, before
       // anything this client submits, whose tasks' lines come after them.
@@ -929,7 +948,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
         `gather: expected a future, or an array or plain object holding futures, got ${describeGatherInput(futures)}`,
       );
     }
-    return this.results.gather(futures);
+    return await this.heldWhile(this.results.gather(futures));
   }
 
   /**
@@ -939,7 +958,16 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * while its result is awaited.
    */
   resultOf(key: string, holder: object): Promise<unknown> {
-    return this.results.resultOf(key, holder);
+    return this.heldWhile(this.results.resultOf(key, holder));
+  }
+
+  /**
+   * `awaited`, the process kept alive until it settles: a result is fetched
+   * from a worker once the scheduler said where it is (see `LoopHold`).
+   */
+  private heldWhile<T>(awaited: Promise<T>): Promise<T> {
+    const release = this.conn.holdLoop();
+    return awaited.finally(release);
   }
 
   /**
@@ -1633,6 +1661,9 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       );
     }
     this.subscriptions.set(name, handler);
+    // A handler waits for events as a listener on a server does: the program
+    // runs on while it is subscribed (`weft events --follow`).
+    if (!this.topicHolds.has(name)) this.topicHolds.set(name, this.conn.holdLoop());
     await this.conn.request("subscribe-topic", { topic: name });
   }
 
@@ -1641,6 +1672,8 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     this.checkOpen();
     const [name] = topicsOf("unsubscribeTopic", topic);
     this.subscriptions.delete(name);
+    this.topicHolds.get(name)?.();
+    this.topicHolds.delete(name);
     await this.conn.request("unsubscribe-topic", { topic: name });
   }
 
@@ -1999,6 +2032,9 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   private shutDown(error: Error): void {
     if (this.closedError !== null) return;
     this.closedError = error;
+    this.forgetAtExit();
+    for (const release of this.topicHolds.values()) release();
+    this.topicHolds.clear();
     this.leases.stop();
     for (const rec of this.records.values()) rec.fail("lost", error);
     this.submissions.closed();

@@ -59,10 +59,31 @@ export class KeyRecord {
   private waiters: ((rec: KeyRecord) => void)[] | Map<(rec: KeyRecord) => void, number> | null =
     null;
 
+  /** What lets the process end again, while a waiter is listed (see `holdLoop`). */
+  private releaseLoop: (() => void) | null = null;
+
   constructor(
     /** The key. */
     readonly key: string,
+    /**
+     * Keeps the process alive until the function it returns is called: while
+     * anything waits for the key's next change (`await future`, `wait`,
+     * `asCompleted`), which only the scheduler can bring. Default: nothing.
+     */
+    private readonly holdLoop: (() => () => void) | null = null,
   ) {}
+
+  /** Hold the process while a waiter is listed, and only then. */
+  private syncLoopHold(): void {
+    const w = this.waiters;
+    const waiting = w !== null && (Array.isArray(w) ? w.length > 0 : w.size > 0);
+    if (waiting && this.releaseLoop === null && this.holdLoop !== null) {
+      this.releaseLoop = this.holdLoop();
+    } else if (!waiting && this.releaseLoop !== null) {
+      this.releaseLoop();
+      this.releaseLoop = null;
+    }
+  }
 
   /** Resolves at the next change of status (at once if `pending` is not the status). */
   settled(): Promise<void> {
@@ -80,6 +101,11 @@ export class KeyRecord {
    * {@link changed} for waiting on many records with one callback.
    */
   onChange(cb: (rec: KeyRecord) => void): void {
+    this.addWaiter(cb);
+    this.syncLoopHold();
+  }
+
+  private addWaiter(cb: (rec: KeyRecord) => void): void {
     let waiters = this.waiters;
     if (waiters === null) {
       this.waiters = [cb];
@@ -99,6 +125,11 @@ export class KeyRecord {
 
   /** Forget `cb` of {@link onChange} (once) before the change (its waiter gave up). */
   offChange(cb: (rec: KeyRecord) => void): void {
+    this.dropWaiter(cb);
+    this.syncLoopHold();
+  }
+
+  private dropWaiter(cb: (rec: KeyRecord) => void): void {
     const waiters = this.waiters;
     if (waiters === null) return;
     if (Array.isArray(waiters)) {
@@ -139,6 +170,8 @@ export class KeyRecord {
     const waiters = this.waiters;
     if (waiters === null) return;
     this.waiters = null;
+    // Released before the waiters run: one waiting again holds anew.
+    this.syncLoopHold();
     if (Array.isArray(waiters)) {
       for (const w of waiters) w(this);
       return;

@@ -20,6 +20,8 @@ export interface RecordsHost {
   closedError(): Error | null;
   /** Send `msg` to the scheduler. */
   send(msg: ClientReleasesKeysMsg): void;
+  /** Keep the process alive while a record's change is waited for (see `KeyRecord`). */
+  holdLoop?: () => () => void;
 }
 
 /** A client's records of keys, by key, and the releases of those no future refers to. */
@@ -52,7 +54,7 @@ export class KeyRecords {
   addRef(key: string): KeyRecord {
     let rec = this.records.get(key);
     if (rec === undefined) {
-      rec = new KeyRecord(key);
+      rec = new KeyRecord(key, this.host.holdLoop ?? null);
       const closed = this.host.closedError();
       if (closed !== null) rec.fail("lost", closed);
       this.records.set(key, rec);

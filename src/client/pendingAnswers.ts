@@ -8,10 +8,28 @@ export class PendingAnswers<T> {
     { readonly resolve: (answer: T) => void; readonly reject: (err: Error) => void }
   >();
 
+  constructor(
+    /**
+     * Keeps the process alive until the function it returns is called: while
+     * an answer is awaited (see `LoopHold`). Default: nothing.
+     */
+    private readonly holdLoop: (() => () => void) | null = null,
+  ) {}
+
   /** The answer to the request `stimulusId`, once it comes. */
   wait(stimulusId: string): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.pending.set(stimulusId, { resolve, reject });
+      const release = this.holdLoop?.();
+      this.pending.set(stimulusId, {
+        resolve: (answer) => {
+          release?.();
+          resolve(answer);
+        },
+        reject: (err) => {
+          release?.();
+          reject(err);
+        },
+      });
     });
   }
 

@@ -25,6 +25,8 @@ export interface PubSubLink {
   send(name: string, msg: unknown): void;
   /** Ask the scheduler; rejects once the client is closed. */
   request(op: PubSubRequestMsg["op"], name: string): Promise<unknown>;
+  /** Keep the process alive until the returned function is called: a `get` waits (see `LoopHold`). */
+  holdLoop?(): () => void;
 }
 
 /**
@@ -253,6 +255,8 @@ export class PubSubSubscriptions {
   private readonly refs = new WeakMap<Sub<unknown>, WeakRef<Sub<unknown>>>();
   /** The `Sub`s a `get` or `for await` waits on. */
   private readonly waitedOn = new Set<Sub<unknown>>();
+  /** What lets the process end again, for each `Sub` waited on (see `PubSubLink.holdLoop`). */
+  private readonly loopHolds = new Map<Sub<unknown>, () => void>();
   private readonly collected = new FinalizationRegistry<{
     readonly name: string;
     readonly ref: WeakRef<Sub<unknown>>;
@@ -268,8 +272,18 @@ export class PubSubSubscriptions {
       (s) => this.remove(s as Sub<unknown>),
       maxBufferedOf(options),
       (s, waiting) => {
-        if (waiting) this.waitedOn.add(s as Sub<unknown>);
-        else this.waitedOn.delete(s as Sub<unknown>);
+        const waited = s as Sub<unknown>;
+        if (waiting) {
+          this.waitedOn.add(waited);
+          if (!this.loopHolds.has(waited)) {
+            const release = this.link.holdLoop?.();
+            if (release !== undefined) this.loopHolds.set(waited, release);
+          }
+        } else {
+          this.waitedOn.delete(waited);
+          this.loopHolds.get(waited)?.();
+          this.loopHolds.delete(waited);
+        }
       },
     );
     let entry = this.byName.get(name);

@@ -105,15 +105,19 @@ export interface RequestHost {
   readonly id: string;
   /** Send `msg` to the scheduler, after the releases of keys pending. */
   send(msg: Request): void;
+  /** Keep the process alive while an answer is awaited (see `PendingAnswers`). */
+  holdLoop?: () => () => void;
 }
 
 /** The client's requests answered under their stimulus id, and those waiting for it. */
 export class Requests {
   /** Requests made so far whose answer is matched by stimulus id. */
   private count = 0;
-  private readonly answers = new PendingAnswers<Answer>();
+  private readonly answers: PendingAnswers<Answer>;
 
-  constructor(private readonly host: RequestHost) {}
+  constructor(private readonly host: RequestHost) {
+    this.answers = new PendingAnswers<Answer>(host.holdLoop ?? null);
+  }
 
   /**
    * A stimulus id no other request has, for requests whose answer is matched

@@ -9,6 +9,7 @@ import { type Comm, type CommOptions, commOptionsOf } from "../comm/comm.ts";
 import { connectWaiting, type WaitedAddress, type WaitedFailure } from "../comm/connectWaiting.ts";
 import { CommClosedError } from "../comm/errors.ts";
 import { forEachMessage } from "../comm/forEachMessage.ts";
+import { LoopHold } from "../comm/loopHold.ts";
 import { plainToTlsHint } from "../comm/plainToTlsHint.ts";
 import {
   type ClientRequestOp,
@@ -98,6 +99,8 @@ export class SchedulerConnection {
   });
   /** What requests in flight fail with when `close` ended the connection, not the scheduler. */
   private closedBy: ClientClosedError | null = null;
+  /** What keeps the process alive: over TCP, only what waits on the scheduler (see `LoopHold`). */
+  private readonly loop: LoopHold;
 
   private constructor(
     readonly comm: Comm,
@@ -110,6 +113,7 @@ export class SchedulerConnection {
      */
     readonly leaseTimeoutMs: number | null = null,
   ) {
+    this.loop = new LoopHold(comm);
     this.stream = new BatchedSend(comm, {
       intervalMs,
       onMessageError: (err, msg) => this.sendFailed(msg, asError(err)),
@@ -222,6 +226,20 @@ export class SchedulerConnection {
     return ++this.sentCount;
   }
 
+  /**
+   * Keep the process alive until the returned function is called: something
+   * awaited depends on what the scheduler will send (a future's result, a
+   * `Sub.get`). Requests hold it by themselves until answered.
+   */
+  holdLoop(): () => void {
+    return this.loop.hold();
+  }
+
+  /** Whether anything holds the process alive now (see {@link holdLoop}). */
+  get holdsLoop(): boolean {
+    return this.loop.held;
+  }
+
   /** Send the queued messages now; resolves once they are handed to the comm. */
   flush(): Promise<void> {
     return this.stream.flush();
@@ -240,7 +258,19 @@ export class SchedulerConnection {
     const requestId = this.nextRequestId++;
     return new Promise((resolve, reject) => {
       this.stream.send({ op, requestId, ...fields });
-      this.pending.set(requestId, { op, sent: ++this.sentCount, resolve, reject });
+      const release = this.loop.hold();
+      this.pending.set(requestId, {
+        op,
+        sent: ++this.sentCount,
+        resolve: (v) => {
+          release();
+          resolve(v);
+        },
+        reject: (e) => {
+          release();
+          reject(e);
+        },
+      });
     });
   }
 

@@ -86,6 +86,13 @@ export interface Comm extends AsyncIterable<unknown> {
   close(): Promise<void>;
   /** Close at once, dropping what was not yet delivered; `error` becomes the close error. */
   abort(error?: Error): void;
+  /**
+   * Whether the open connection counts, for Node.js, as work keeping the
+   * process alive (`socket.ref()`, the default) or not (`socket.unref()`): see
+   * `LoopHold`. A close in progress always does, until it is done. Absent
+   * where a connection holds nothing of the event loop (in-process).
+   */
+  keepProcessAlive?(keep: boolean): void;
 }
 
 /** Accepts connections at an address. */

@@ -18,6 +18,7 @@ import { logBrokenConnection } from "./brokenConnection.ts";
 import type { Comm } from "./comm.ts";
 import { CommAbortedError, CommClosedError, isNetworkError, SerializationError } from "./errors.ts";
 import { forEachMessage } from "./forEachMessage.ts";
+import { LoopHold } from "./loopHold.ts";
 import { type PeerLimit, peerLimit } from "./peerLimit.ts";
 import { limitReplyToRequester } from "./replyLimit.ts";
 import { UnreadableValueError } from "./unreadableValue.ts";
@@ -77,6 +78,8 @@ export class RpcClient {
   private readonly pending = new Map<number, Pending>();
   private closeError: Error | null = null;
   private readonly logger: CommLogger | undefined;
+  /** Set by {@link keepAliveOnlyWhileAsked}. */
+  private loopHold: LoopHold | null = null;
 
   constructor(
     /** The connection requests go over. */
@@ -88,6 +91,15 @@ export class RpcClient {
     // An answer whose value cannot be read fails its call alone (see onAnswer).
     comm.readUnreadable?.();
     void this.readLoop();
+  }
+
+  /**
+   * From now on the connection keeps the process alive only while a call
+   * waits for its answer (a client's connections to workers: a program that
+   * is done must end, see `LoopHold`).
+   */
+  keepAliveOnlyWhileAsked(): void {
+    this.loopHold ??= new LoopHold(this.comm);
   }
 
   /** Calls waiting for an answer. */
@@ -113,9 +125,11 @@ export class RpcClient {
     const id = this.nextId++;
     return new Promise<unknown>((resolve, reject) => {
       let timer: ReturnType<typeof setTimeout> | undefined;
+      const release = this.loopHold?.hold();
       const onAbort = () => settle(() => reject(signal?.reason));
       const settle = (fn: () => void) => {
         if (!this.pending.delete(id)) return;
+        release?.();
         clearTimeout(timer);
         signal?.removeEventListener("abort", onAbort);
         fn();

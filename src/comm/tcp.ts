@@ -445,9 +445,17 @@ export class TcpComm extends CommBase {
     );
   }
 
+  keepProcessAlive(keep: boolean): void {
+    if (this.closing || this.isClosed) return;
+    if (keep) this.socket.ref();
+    else this.socket.unref();
+  }
+
   close(): Promise<void> {
     if (!this.closing && !this.isClosed) {
       this.closing = true;
+      // Awaited by whoever closes: what was sent must reach the peer before the process ends.
+      this.socket.ref();
       const timer = setTimeout(() => this.socket.destroy(), CLOSE_GRACE_MS);
       timer.unref();
       this.socket.once("close", () => clearTimeout(timer));

@@ -14,6 +14,12 @@ export interface PeerPoolOptions extends CommOptions {
   connectTimeoutMs: number;
   /** Where the rpc clients log a peer's malformed answers and broken connections. */
   logger?: CommLogger;
+  /**
+   * The connections keep the process alive only while a call on them waits
+   * (`RpcClient.keepAliveOnlyWhileAsked`): a client's, whose program must end
+   * once it is done. Default false: a worker's, running anyway.
+   */
+  keepAliveOnlyWhileAsked?: boolean;
 }
 
 /** Rpc clients to peers, by address. A closed connection is replaced on next use. */
@@ -75,6 +81,7 @@ export class PeerPool {
         throw cut;
       }
       const client = rpc(comm, this.options.logger);
+      if (this.options.keepAliveOnlyWhileAsked === true) client.keepAliveOnlyWhileAsked();
       void comm.closed.then(() => {
         if (this.clients.get(address) !== p) return;
         this.clients.delete(address);

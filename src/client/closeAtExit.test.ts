@@ -1,0 +1,128 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { closeTestClusters, testCluster } from "./testCluster.ts";
+
+const CLIENT_INDEX = new URL("./index.ts", import.meta.url).href;
+
+afterEach(closeTestClusters);
+
+/** Run `program` (TypeScript, through tsx) to its end: its exit code and output, or null on timeout. */
+function runProgram(
+  program: string,
+  timeoutMs: number,
+  onStdout: (text: string) => void = () => {},
+): Promise<{ code: number | null; stdout: string; stderr: string; timedOut: boolean }> {
+  return new Promise((resolve) => {
+    // Not spawnSync: the cluster the program connects to runs in this process.
+    const child = spawn(process.execPath, ["--import", "tsx", program], {
+      env: { ...process.env, WEFT_LOG_LEVEL: "silent" },
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => {
+      stdout += d.toString();
+      onStdout(stdout);
+    });
+    child.stderr.on("data", (d: Buffer) => {
+      stderr += d.toString();
+    });
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill("SIGKILL");
+    }, timeoutMs);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, timedOut });
+    });
+  });
+}
+
+describe("a program with a TCP client it did not close", () => {
+  const dir = mkdtempSync(join(tmpdir(), "weft-close-at-exit-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("ends after its last line, once what it awaited came, and what it sent last reaches the scheduler", async () => {
+    const { cluster, client } = await testCluster({ protocol: "tcp" });
+    expect(cluster.address).toMatch(/^tcp:\/\//);
+    const program = join(dir, "forgetsClose.mts");
+    writeFileSync(
+      program,
+      [
+        `import { Client, wait } from ${JSON.stringify(CLIENT_INDEX)};`,
+        `const client = await Client.connect(${JSON.stringify(cluster.address)});`,
+        'console.log("inc", await client.submit("inc", 41));',
+        // Nothing but the awaited task is left to run meanwhile: the process must wait for it.
+        'console.log("slowInc", await client.submit("slowInc", 1, 1_500));',
+        'const later = client.submit("slowInc", 2, 500);',
+        "await wait([later]);",
+        'console.log("gathered", await client.gather(client.map("inc", [1, 2, 3])));',
+        'client.logEvent("forgets-close", { last: true });',
+        "",
+      ].join("\n"),
+    );
+    const run = await runProgram(program, 30_000);
+    expect(run.timedOut).toBe(false);
+    expect(run.stdout).toBe("inc 42\nslowInc 2\ngathered [ 2, 3, 4 ]\n");
+    expect(run.code).toBe(0);
+    expect((await client.getEvents("forgets-close")).map(([, event]) => event)).toEqual([
+      { last: true },
+    ]);
+  }, 40_000);
+
+  it("waits for a message a Sub.get awaits, which only the scheduler can bring", async () => {
+    const { cluster, client } = await testCluster({ protocol: "tcp" });
+    const program = join(dir, "awaitsSub.mts");
+    writeFileSync(
+      program,
+      [
+        `import { Client } from ${JSON.stringify(CLIENT_INDEX)};`,
+        `const client = await Client.connect(${JSON.stringify(cluster.address)});`,
+        'const sub = await client.sub("close-at-exit");',
+        'console.log("subscribed");',
+        'console.log("got", await sub.get());',
+        "",
+      ].join("\n"),
+    );
+    let published = false;
+    const run = await runProgram(program, 30_000, (stdout) => {
+      if (published || !stdout.includes("subscribed")) return;
+      published = true;
+      // Later than the program's last turn of work: only the wait holds it.
+      setTimeout(() => client.pub("close-at-exit").put("hello"), 1_000);
+    });
+    expect(run.timedOut).toBe(false);
+    expect(run.stdout).toBe("subscribed\ngot hello\n");
+    expect(run.code).toBe(0);
+  }, 40_000);
+
+  it("runs on while a subscribeTopic handler is subscribed, as a listener on a server does", async () => {
+    const { cluster, client } = await testCluster({ protocol: "tcp" });
+    const program = join(dir, "followsTopic.mts");
+    writeFileSync(
+      program,
+      [
+        `import { Client } from ${JSON.stringify(CLIENT_INDEX)};`,
+        `const client = await Client.connect(${JSON.stringify(cluster.address)});`,
+        'await client.subscribeTopic("close-at-exit", (event) => {',
+        '  console.log("event", event[1]);',
+        '  void client.unsubscribeTopic("close-at-exit");',
+        "});",
+        'console.log("subscribed");',
+        "",
+      ].join("\n"),
+    );
+    let logged = false;
+    const run = await runProgram(program, 30_000, (stdout) => {
+      if (logged || !stdout.includes("subscribed")) return;
+      logged = true;
+      setTimeout(() => client.logEvent("close-at-exit", "hello"), 1_000);
+    });
+    expect(run.timedOut).toBe(false);
+    expect(run.stdout).toBe("subscribed\nevent hello\n");
+    expect(run.code).toBe(0);
+  }, 40_000);
+});
