@@ -3,9 +3,11 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { testTls } from "../comm/testTls.ts";
 import { closeTestClusters, testCluster } from "./testCluster.ts";
 
 const CLIENT_INDEX = new URL("./index.ts", import.meta.url).href;
+const TEST_TLS = new URL("../comm/testTls.ts", import.meta.url).href;
 
 afterEach(closeTestClusters);
 
@@ -45,33 +47,40 @@ describe("a program with a TCP client it did not close", () => {
   const dir = mkdtempSync(join(tmpdir(), "weft-close-at-exit-"));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it("ends after its last line, once what it awaited came, and what it sent last reaches the scheduler", async () => {
-    const { cluster, client } = await testCluster({ protocol: "tcp" });
-    expect(cluster.address).toMatch(/^tcp:\/\//);
-    const program = join(dir, "forgetsClose.mts");
-    writeFileSync(
-      program,
-      [
-        `import { Client, wait } from ${JSON.stringify(CLIENT_INDEX)};`,
-        `const client = await Client.connect(${JSON.stringify(cluster.address)});`,
-        'console.log("inc", await client.submit("inc", 41));',
-        // Nothing but the awaited task is left to run meanwhile: the process must wait for it.
-        'console.log("slowInc", await client.submit("slowInc", 1, 1_500));',
-        'const later = client.submit("slowInc", 2, 500);',
-        "await wait([later]);",
-        'console.log("gathered", await client.gather(client.map("inc", [1, 2, 3])));',
-        'client.logEvent("forgets-close", { last: true });',
-        "",
-      ].join("\n"),
-    );
-    const run = await runProgram(program, 30_000);
-    expect(run.timedOut).toBe(false);
-    expect(run.stdout).toBe("inc 42\nslowInc 2\ngathered [ 2, 3, 4 ]\n");
-    expect(run.code).toBe(0);
-    expect((await client.getEvents("forgets-close")).map(([, event]) => event)).toEqual([
-      { last: true },
-    ]);
-  }, 40_000);
+  it.each(["tcp", "tls"] as const)(
+    "over %s, ends after its last line, once what it awaited came, and what it sent last reaches the scheduler",
+    async (protocol) => {
+      const { cluster, client } = await testCluster(
+        protocol === "tls" ? { protocol, tls: testTls() } : { protocol },
+      );
+      expect(cluster.address.startsWith(`${protocol}://`)).toBe(true);
+      const program = join(dir, `forgetsClose-${protocol}.mts`);
+      writeFileSync(
+        program,
+        [
+          `import { Client, wait } from ${JSON.stringify(CLIENT_INDEX)};`,
+          `import { testTls } from ${JSON.stringify(TEST_TLS)};`,
+          `const client = await Client.connect(${JSON.stringify(cluster.address)}, ${protocol === "tls" ? "{ tls: testTls() }" : "{}"});`,
+          'console.log("inc", await client.submit("inc", 41));',
+          // Nothing but the awaited task is left to run meanwhile: the process must wait for it.
+          'console.log("slowInc", await client.submit("slowInc", 1, 1_500));',
+          'const later = client.submit("slowInc", 2, 500);',
+          "await wait([later]);",
+          'console.log("gathered", await client.gather(client.map("inc", [1, 2, 3])));',
+          'client.logEvent("forgets-close", { last: true });',
+          "",
+        ].join("\n"),
+      );
+      const run = await runProgram(program, 30_000);
+      expect(run.timedOut).toBe(false);
+      expect(run.stdout).toBe("inc 42\nslowInc 2\ngathered [ 2, 3, 4 ]\n");
+      expect(run.code).toBe(0);
+      expect((await client.getEvents("forgets-close")).map(([, event]) => event)).toEqual([
+        { last: true },
+      ]);
+    },
+    40_000,
+  );
 
   it("waits for a message a Sub.get awaits, which only the scheduler can bring", async () => {
     const { cluster, client } = await testCluster({ protocol: "tcp" });
