@@ -13,6 +13,14 @@ import { Results } from "./results.ts";
 function setup(failFetch: Map<string, Error> = new Map()) {
   const records = new Map<string, KeyRecord>();
   let closed: Error | null = null;
+  // What holds the process (see KeyRecord's holdLoop): a count of the holds not let go.
+  let holds = 0;
+  const holdLoop = () => {
+    holds++;
+    return () => {
+      holds--;
+    };
+  };
   const fetched: string[] = [];
   const fetchedMany: string[][] = [];
   const gatherer = {
@@ -47,7 +55,7 @@ function setup(failFetch: Map<string, Error> = new Map()) {
     },
     addRef: (key) => {
       let rec = records.get(key);
-      if (rec === undefined) records.set(key, (rec = new KeyRecord(key)));
+      if (rec === undefined) records.set(key, (rec = new KeyRecord(key, holdLoop)));
       rec.refs++;
       return rec;
     },
@@ -57,7 +65,7 @@ function setup(failFetch: Map<string, Error> = new Map()) {
   const close = (e: Error) => {
     closed = e;
   };
-  return { results, future, rec, fetched, fetchedMany, close };
+  return { results, future, rec, fetched, fetchedMany, close, holds: () => holds };
 }
 
 /** Whether `p` has settled after the microtasks queued now ran. */
@@ -80,6 +88,20 @@ describe("Results", () => {
     expect(await settledYet(waiting)).toBe(false);
     rec("a").fail("error", new Error("a failed"));
     expect(await settledYet(waiting)).toBe(true);
+  });
+
+  it("untilDone, once one future failed, leaves no wait on the others to hold the process", async () => {
+    const { results, future, rec, holds } = setup();
+    const a = future("a");
+    const b = future("b");
+    const waiting = results.untilDone([a, b, b]);
+    expect(holds()).toBe(2);
+    rec("a").fail("error", new Error("it broke"));
+    await waiting;
+    // b may never finish (a task that runs for good): a program that gave up on it must end.
+    expect(holds()).toBe(0);
+    rec("b").finish(["w"], "int");
+    expect(holds()).toBe(0);
   });
 
   it("gather waits for pending futures, then fetches them together", async () => {

@@ -55,16 +55,23 @@ export class Results {
    */
   untilDone(futures: readonly unknown[]): Promise<void> {
     let pending = 0;
+    const waitedOn: KeyRecord[] = [];
     return new Promise<void>((resolve) => {
       // One callback for every record (no promise per future).
       const onChange = (rec: KeyRecord): void => {
-        if (--pending === 0 || rec.status !== "finished") resolve();
+        if (--pending !== 0 && rec.status === "finished") return;
+        pending = 0;
+        // Once one failed, the others' waits are let go: left, each held the
+        // process until its key changed (see `LoopHold`), which may be never.
+        for (const other of waitedOn.splice(0)) other.offChange(onChange);
+        resolve();
       };
       for (const f of futures) {
         if (!(f instanceof Future)) continue;
         const rec = this.host.record(f.key);
         if (rec === undefined || rec.status !== "pending") continue;
         pending++;
+        waitedOn.push(rec);
         rec.onChange(onChange);
       }
       if (pending === 0) resolve();
