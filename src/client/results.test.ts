@@ -136,11 +136,14 @@ describe("Results", () => {
   });
 
   it("a result lost with its worker is fetched again, even with no news of the key", async () => {
-    const { future, rec, fetched } = setup(new Map([["a", new LostKeyError("a", "gone")]]));
+    const { future, rec, fetched, holds } = setup(new Map([["a", new LostKeyError("a", "gone")]]));
     const a = future("a");
     rec("a").finish(["w"], null);
     expect(await a.result()).toBe("value of a");
     expect(fetched).toEqual(["a", "a"]);
+    // The wait for news of the key between the fetches is let go: the key held
+    // stays finished, and a wait left on it would hold the program for good.
+    expect(holds()).toBe(0);
   });
 
   it("a key still lost after 4 fetches (the scheduler telling nothing of it) rejects with LostKeyError", async () => {

@@ -9,7 +9,6 @@
  * share.
  */
 
-import { setTimeout as sleep } from "node:timers/promises";
 import { ClientClosedError, LostKeyError } from "./errors.ts";
 import { Future } from "./future.ts";
 import { replaceFutures, searchFutures } from "./futureSearch.ts";
@@ -216,9 +215,28 @@ export class Results {
       // (which may take long): not counted, as the scheduler recomputes it once they
       // drop it. Unbounded as awaiting those tasks is; a holder leaving ends it too.
       if (!(error instanceof LostFromDiskError) && ++lostTries > 3) throw error;
-      await Promise.race([rec.changed(), sleep(500)]);
+      await changeOrTimeout(rec, 500);
     }
   }
+}
+
+/**
+ * Resolves at `rec`'s next change, or after `ms`, whichever comes first; the
+ * other is let go: a wait left on the record held the program alive (see
+ * `KeyRecord`'s `holdLoop`) until the key changed, which a key kept finished never does.
+ */
+function changeOrTimeout(rec: KeyRecord, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const changed = (): void => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      rec.offChange(changed);
+      resolve();
+    }, ms);
+    rec.onChange(changed);
+  });
 }
 
 function resultOfFuture(f: unknown): Promise<unknown> {
