@@ -15,6 +15,7 @@ import {
   extraWorker,
   testCluster,
 } from "./testCluster.ts";
+import { heldJoiningWorker } from "./testHeldJoiningWorker.ts";
 import {
   failingPlugin,
   gatedPlugin,
@@ -273,16 +274,10 @@ describe("worker plugins: registerWorkerPlugin, unregisterWorkerPlugin", () => {
     await client.registerWorkerPlugin(gatedPlugin);
     await client.registerWorkerPlugin(recordingPlugin, { name: "x", args: ["v1"] });
     await client.registerWorkerPlugin(recordingPlugin, { name: "y", args: ["y1"] });
-    let release = () => {};
-    PLUGIN_GATE.wait = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const known = new Set(cluster.scheduler.state.workers.keys());
     // It registers, and sets the recorded plugins up in turn: the gated one holds it.
-    const joining = extraWorker(cluster);
+    const held = await heldJoiningWorker(cluster);
+    const { address: late, joining, release } = held;
     try {
-      await eventually(() => cluster.scheduler.state.workers.size > known.size, 5000);
-      const late = [...cluster.scheduler.state.workers.keys()].find((a) => !known.has(a)) as string;
       const replaced = client.registerWorkerPlugin(recordingPlugin, { name: "x", args: ["v2"] });
       const removed = client.unregisterWorkerPlugin("y");
       await eventually(() => PLUGIN_LOG.includes(`v2 setup ${cluster.workers[0].address}`), 5000);
@@ -299,8 +294,7 @@ describe("worker plugins: registerWorkerPlugin, unregisterWorkerPlugin", () => {
         there.filter((l) => l.startsWith("y1 ")).at(-1),
       );
     } finally {
-      release();
-      await (await joining.catch(() => null))?.close();
+      await held.finish();
     }
   });
 

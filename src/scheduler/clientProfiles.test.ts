@@ -1,8 +1,9 @@
 import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Client } from "../client/client.ts";
-import { closeTestClusters, eventually, extraWorker, testCluster } from "../client/testCluster.ts";
-import { gatedPlugin, PLUGIN_GATE } from "../client/testTasks.ts";
+import { closeTestClusters, eventually, testCluster } from "../client/testCluster.ts";
+import { heldJoiningWorker } from "../client/testHeldJoiningWorker.ts";
+import { gatedPlugin } from "../client/testTasks.ts";
 import { wireVersion } from "../protocol/version.ts";
 import type { CpuProfiler } from "../worker/profiler.ts";
 import { ClientProfiles } from "./clientProfiles.ts";
@@ -75,16 +76,10 @@ describe("the profile a client started on a worker still taking its register rep
   it("is discarded with its client: the worker tells the scheduler once its stream starts", async () => {
     const { cluster, client } = await testCluster({ workers: 1 });
     await client.registerWorkerPlugin(gatedPlugin);
-    let release = () => {};
-    PLUGIN_GATE.wait = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const known = new Set(cluster.scheduler.state.workers.keys());
     // It registers, then sets the gated plugin up: listed by the scheduler, no stream to it yet.
-    const joining = extraWorker(cluster);
+    const held = await heldJoiningWorker(cluster);
+    const { address: late, joining, release } = held;
     try {
-      await eventually(() => cluster.scheduler.state.workers.size > known.size, 5000, "listed");
-      const late = [...cluster.scheduler.state.workers.keys()].find((a) => !known.has(a)) as string;
       const dying = await cluster.client();
       let profiling = false;
       void dying
@@ -105,8 +100,7 @@ describe("the profile a client started on a worker still taking its register rep
       killOutright(dying);
       await eventually(() => worker.profiler.current === null, 10_000, "discarded");
     } finally {
-      release();
-      await (await joining.catch(() => null))?.close();
+      await held.finish();
     }
   });
 });
