@@ -70,6 +70,24 @@ describe("scheduler files", () => {
     await removeSchedulerFile(file, "Scheduler-b"); // gone already: nothing to do
   });
 
+  it("a closing scheduler never removes a file another renamed over its own as it looked", async () => {
+    // Read as its own, then removed by its path: the second scheduler's file, renamed
+    // over the path between the two steps, was removed, and its workers found none.
+    const sub = join(dir, "raced");
+    mkdirSync(sub);
+    const file = join(sub, "s.json");
+    await writeSchedulerFile(file, content("Scheduler-a", "tcp://10.0.0.1:8786"));
+    await removeSchedulerFile(file, "Scheduler-a", () =>
+      writeSchedulerFile(file, content("Scheduler-b", "tcp://10.0.0.2:8786")),
+    );
+    expect(await readSchedulerFile(file, { timeoutMs: 0 })).toBe("tcp://10.0.0.2:8786");
+    expect(readdirSync(sub)).toEqual(["s.json"]); // no hidden file left
+    // Its own, still there once looked at again, is removed.
+    await writeSchedulerFile(file, content("Scheduler-c", "tcp://10.0.0.3:8786"));
+    await removeSchedulerFile(file, "Scheduler-c", async () => {});
+    expect(readdirSync(sub)).toEqual([]);
+  });
+
   it("a reader waits for the file, and refuses a bad path", async () => {
     const file = join(dir, "later.json");
     const reading = readSchedulerFile(file, { timeoutMs: 5_000, pollMs: 10 });

@@ -7,8 +7,9 @@
  * instead.
  */
 
-import { readFile, rm } from "node:fs/promises";
-import { dirname, resolve } from "node:path";
+import { randomUUID } from "node:crypto";
+import { link, readFile, rename, rm } from "node:fs/promises";
+import { basename, dirname, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { warnCallbackFailed } from "./callbackWarning.ts";
 import { callGuarded } from "./guardedCall.ts";
@@ -70,18 +71,65 @@ export async function writeSchedulerFile(
 
 /**
  * Remove the scheduler file at `path` if it still names the scheduler `id`
- * (another scheduler may have written its own there since).
+ * (another scheduler may have written its own there since). A file read as ours
+ * and then removed by its path could be another scheduler's by then, renamed over
+ * the path between the two steps, which lost its file: so the file is first renamed
+ * to a hidden name beside it, read there, and removed only if it is ours; another's
+ * is put back, unless a newer one took the path meanwhile. A reader polling the path
+ * finds no file for that instant, and waits, as for a scheduler not started yet.
+ *
+ * `beforeRemoval` runs between the first look and the removal: for tests alone, to
+ * write another scheduler's file there at that moment.
  */
-export async function removeSchedulerFile(path: string, id: string): Promise<void> {
+export async function removeSchedulerFile(
+  path: string,
+  id: string,
+  beforeRemoval?: () => Promise<void>,
+): Promise<void> {
   if ((await deviceProblem(path)) !== null) return;
-  const text = await readFile(path, "utf8").catch(() => null);
-  if (text === null) return;
+  // Another's file (the common case when a second scheduler took the path) is left
+  // untouched: never renamed away, not even for an instant.
+  if (!(await namesScheduler(path, id))) return;
+  await beforeRemoval?.();
+  const hidden = join(dirname(path), `.${basename(path).slice(0, 40)}.${randomUUID()}.removed`);
   try {
-    if ((JSON.parse(text) as { id?: unknown }).id !== id) return;
+    await rename(path, hidden);
   } catch {
+    return; // gone already
+  }
+  if (await namesScheduler(hidden, id)) {
+    await rm(hidden, { force: true });
     return;
   }
-  await rm(path, { force: true });
+  await putBack(hidden, path);
+}
+
+/** Whether the file at `path` is a scheduler file naming the scheduler `id`. */
+async function namesScheduler(path: string, id: string): Promise<boolean> {
+  const text = await readFile(path, "utf8").catch(() => null);
+  if (text === null) return false;
+  try {
+    return (JSON.parse(text) as { id?: unknown } | null)?.id === id;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Put another scheduler's file, renamed to `hidden`, back at `path`: by a link,
+ * which fails if a newer file took the path meanwhile (that one stays); by a rename
+ * on a file system without hard links.
+ */
+async function putBack(hidden: string, path: string): Promise<void> {
+  try {
+    await link(hidden, path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") {
+      await rename(hidden, path).catch(() => {});
+      return;
+    }
+  }
+  await rm(hidden, { force: true });
 }
 
 /** Options of {@link readSchedulerFile}. */
