@@ -17,6 +17,7 @@ import { Scheduler } from "../scheduler/scheduler.ts";
 import type { SchedulerOptions } from "../scheduler/schedulerOptions.ts";
 import { isRetiring, workersToClose } from "../scheduler/state/retire.ts";
 import { DEFAULT_CLOSE_TIMEOUT_S } from "../util/closeBudget.ts";
+import { closeTimeoutError } from "../util/closeTimeout.ts";
 import { checkKnownOptions, type OptionNames } from "../util/knownOptions.ts";
 import { envLogLevel, weftLogger } from "../util/logger.ts";
 import { loggerOption } from "../util/loggerOption.ts";
@@ -763,13 +764,8 @@ export class LocalCluster {
    * not used. Throws a RangeError for a `timeout` that is not a number ≥ 0.
    */
   close(timeout: number = DEFAULT_CLOSE_TIMEOUT_S): Promise<void> {
-    if (typeof timeout !== "number" || !(timeout >= 0)) {
-      return Promise.reject(
-        new RangeError(
-          `LocalCluster.close: timeout must be a number of seconds ≥ 0, got ${showValue(timeout)}`,
-        ),
-      );
-    }
+    const refused = closeTimeoutError("LocalCluster.close", timeout);
+    if (refused !== null) return Promise.reject(refused);
     return this.shutDown(undefined, timeout);
   }
 

@@ -1365,3 +1365,20 @@ describe("the connection of a worker told to close", () => {
     }
   });
 });
+
+describe("Scheduler.close(timeout)'s timeout", () => {
+  it("is refused when not a number of seconds ≥ 0, as LocalCluster.close's, closing nothing; Infinity is one", async () => {
+    const { s } = await start();
+    // Before, each closed the scheduler at once, as a timeout of 0.
+    for (const bad of [-1, Number.NaN, "5", null]) {
+      await expect(s.close(bad as number)).rejects.toThrow(
+        new RangeError(
+          `Scheduler.close: timeout must be a number of seconds ≥ 0, got ${bad === "5" ? '"5"' : String(bad)}`,
+        ),
+      );
+    }
+    expect(s.status).toBe("running");
+    await s.close(Number.POSITIVE_INFINITY);
+    expect(s.status).toBe("closed");
+  });
+});

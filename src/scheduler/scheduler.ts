@@ -28,6 +28,7 @@ import type {
 import type { UploadedFile } from "../protocol/uploads.ts";
 import { asError } from "../util/asError.ts";
 import { CloseBudget, DEFAULT_CLOSE_TIMEOUT_S } from "../util/closeBudget.ts";
+import { closeTimeoutError } from "../util/closeTimeout.ts";
 import { LogRecords } from "../util/logRecords.ts";
 import { type PreloadTeardown, preloadLogging, startPreloads } from "../util/preload.ts";
 import { showValue } from "../util/showValue.ts";
@@ -570,9 +571,12 @@ export class Scheduler implements SessionHost {
    * The plugins' `close`s, then the preload modules' `weftTeardown`s, are
    * waited on up to `timeout` seconds each group (`Infinity`: until they end);
    * one still running then is logged at warn and no longer waited on.
-   * Idempotent.
+   * Idempotent. Rejects with a RangeError, closing nothing, for a `timeout` that is
+   * not a number ≥ 0.
    */
   close(timeout = DEFAULT_CLOSE_TIMEOUT_S): Promise<void> {
+    const refused = closeTimeoutError("Scheduler.close", timeout);
+    if (refused !== null) return Promise.reject(refused);
     if (this.statusValue === "init") {
       this.statusValue = "closed";
       this.starting.stop();

@@ -42,3 +42,18 @@ describe("Worker.close(timeout) does not wait for good on plugins' and preloads'
     ]);
   });
 });
+
+describe("Worker.close(timeout)'s timeout", () => {
+  it("is refused when not a number of seconds ≥ 0, as LocalCluster.close's, closing nothing; Infinity is one", async () => {
+    const w = await testWorker(sched.address);
+    // Before, each closed the worker at once, as a timeout of 0.
+    for (const bad of [-1, Number.NaN, "5", null]) {
+      await expect(w.close(bad as number)).rejects.toThrow(
+        /^Worker.close: timeout must be a number of seconds ≥ 0, got /,
+      );
+    }
+    expect(w.status).toBe("running");
+    await w.close(Number.POSITIVE_INFINITY);
+    expect(w.status).toBe("closed");
+  });
+});

@@ -33,6 +33,7 @@ import type { ProfileDiscardMsg } from "../protocol/messagesWorker.ts";
 import { protocolMismatch } from "../protocol/version.ts";
 import { asError } from "../util/asError.ts";
 import { CloseBudget, DEFAULT_CLOSE_TIMEOUT_S } from "../util/closeBudget.ts";
+import { closeTimeoutError } from "../util/closeTimeout.ts";
 import { LogRecords } from "../util/logRecords.ts";
 import { type PreloadTeardown, preloadLogging, startPreloads } from "../util/preload.ts";
 import { StartSteps } from "../util/startSteps.ts";
@@ -947,9 +948,12 @@ export class Worker extends BaseWorker {
    * still running then is logged at warn and no longer waited on); cancel the running
    * instructions (waiting up to `timeout` seconds; `Infinity`: until they end), flush and close the stream
    * to the scheduler, close peer connections and the executor. Returns the
-   * names of the instructions still running after the timeout. Idempotent.
+   * names of the instructions still running after the timeout. Idempotent. Rejects
+   * with a RangeError, closing nothing, for a `timeout` that is not a number ≥ 0.
    */
   override close(timeout = DEFAULT_CLOSE_TIMEOUT_S): Promise<string[]> {
+    const refused = closeTimeoutError("Worker.close", timeout);
+    if (refused !== null) return Promise.reject(refused);
     this.starting.stop();
     this.closePromise ??= this.shutdown(timeout);
     return this.closePromise;
