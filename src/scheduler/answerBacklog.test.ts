@@ -5,9 +5,10 @@ import { messageSegments, splitMessage } from "../comm/messageLayout.ts";
 import { decodeMessage, encodeMessage } from "../comm/wireCodec.ts";
 import { wireVersion } from "../protocol/version.ts";
 import { parseHostPort } from "../util/address.ts";
-import { AnswerBacklog, MAX_ANSWERS_IN_FLIGHT } from "./answerBacklog.ts";
+import { AnswerBacklog, isAnsweredMessage, MAX_ANSWERS_IN_FLIGHT } from "./answerBacklog.ts";
 import { type Scheduler, STREAMS_FLUSH_S } from "./scheduler.ts";
 import { rawPeer, startTestScheduler } from "./testPeer.ts";
+import { ANSWER_OPS } from "./unsentToClient.ts";
 
 /** The scheduler dumps made (`dump-state`'s answers). */
 const dumps = vi.hoisted(() => ({ made: 0 }));
@@ -39,6 +40,19 @@ describe("AnswerBacklog", () => {
     expect(b.full).toBe(true);
     b.taken([dataset]);
     expect(b.size).toBe(1);
+  });
+
+  it("counts every answer the client matches by stimulus id, and holds back the messages they answer", () => {
+    // `rebalanced` was not counted, nor was `rebalance` held back when the backlog was full.
+    for (const op of ANSWER_OPS) {
+      const b = new AnswerBacklog(1);
+      b.queued({ op, stimulusId: "s1" });
+      expect(b.full, op).toBe(true);
+    }
+    for (const op of ["rebalance", "replicate", "get-dataset"]) {
+      expect(isAnsweredMessage({ op }), op).toBe(true);
+    }
+    expect(isAnsweredMessage({ op: "client-releases-keys" })).toBe(false);
   });
 
   it("counts an answer from its queueing until the transport took it, and is full at the limit", async () => {

@@ -37,6 +37,7 @@ const ANSWERED_MESSAGES: ReadonlyMap<string, string> = new Map([
   ["unpublish-dataset", "dataset-unpublished"],
   ["update-data", "data-updated"],
   ["replicate", "replicated"],
+  ["rebalance", "rebalanced"],
   ["retire-workers", "workers-retired"],
   ["restart", "restarted"],
   ["restart-workers", "workers-restarted"],

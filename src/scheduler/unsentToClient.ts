@@ -24,7 +24,7 @@ import type { CancelledKeysMsg, ClientTaskErredMsg } from "../protocol/messagesC
 import type { AnswerUnsentMsg, ReplyMsg } from "../protocol/messagesSession.ts";
 
 /** The answers the client matches to its requests by stimulus id (its `Requests`). */
-const ANSWER_OPS: ReadonlySet<string> = new Set([
+export const ANSWER_OPS: ReadonlySet<string> = new Set([
   "data-updated",
   "replicated",
   "rebalanced",
