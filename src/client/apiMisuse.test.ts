@@ -60,6 +60,35 @@ describe("client calls given what a user may easily give by mistake", () => {
     await client.logEvent("fine", { x: 1 });
     expect(Object.keys(await client.getEvents())).toContain("fine");
   });
+
+  it("Dask's positional keys, second iterable and errors= are refused saying how weft takes them", async () => {
+    const { client } = await testCluster();
+    // biome-ignore lint/suspicious/noExplicitAny: the calls are Dask's, ported as written
+    const c: any = client;
+    const graph = { a: 1, b: ["inc", "a"] };
+    // Before: "get: options must be an object, got [\"b\"]", which said not where the keys go.
+    await expect(c.get(graph, ["b"])).rejects.toThrow(
+      'get: options must be an object, got ["b"]: the keys wanted go in the options, get(graph, { keys: ["b"] }) (Dask\'s client.get(dsk, keys) takes them second)',
+    );
+    await expect(c.get(graph, "b")).rejects.toThrow(
+      /^get: .*, got "b": .*get\(graph, \{ keys: \["b"\] \}\)/,
+    );
+    expect(() => c.compute(graph, ["b"])).toThrow(
+      'compute: options must be an object, got ["b"]: the keys wanted go in the options, compute(graph, { keys: ["b"] })',
+    );
+    expect(() => c.map(inc, [1, 2], [3, 4])).toThrow(
+      /^map: options must be an object, got \[3,4\]: map takes one iterable of items.*Dask's map\(f, xs, ys\) calls f\(x, y\)/,
+    );
+    expect(() => c.map(inc, [1, 2], new Set([3, 4]))).toThrow(/^map: .*map takes one iterable/);
+    // Before: the "skip" dropped, the gather rejecting at the first error all the same.
+    const fs = [client.submit(inc, 1)];
+    await expect(c.gather(fs, "skip")).rejects.toThrow(
+      /^gather: takes the futures alone, got a second argument "skip" \(Dask's errors=\): .*Promise\.allSettled/,
+    );
+    // An index, as Array.prototype.map gives a bound gather, is no Dask argument.
+    expect(await Promise.all([fs].map(c.gather.bind(client)))).toEqual([[2]]);
+    expect(await client.get(graph, { keys: ["b"] })).toEqual({ b: 2 });
+  });
 });
 
 /** What a call did: the error it threw or rejected with, or that it did not. */

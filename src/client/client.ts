@@ -77,6 +77,7 @@ import {
   Semaphore,
   Variable,
 } from "./coordination.ts";
+import { refuseGatherErrors, refuseSecondIterable } from "./daskPositional.ts";
 import { checkDatasetName } from "./datasets.ts";
 import { holdAliveUntilAnswered } from "./dueAnswer.ts";
 import {
@@ -578,6 +579,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   ): Future<unknown>[] {
     this.checkOpen();
     const name = taskName(fn, "map");
+    refuseSecondIterable(options);
     const split = splitMapKey(options);
     const given = checkSubmitOptions("map", split.rest as SubmitOptions);
     const list = itemsOf("map", "items", items);
@@ -941,7 +943,8 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   gather<T extends readonly unknown[] | []>(futures: T): Promise<Gathered<T>>;
   // Any object type but the ones not searched: interfaces are not Record<string, unknown>.
   gather<T extends object>(futures: T extends NotSearched ? never : T): Promise<Gathered<T>>;
-  async gather(futures: unknown): Promise<unknown> {
+  async gather(futures: unknown, ...extra: unknown[]): Promise<unknown> {
+    refuseGatherErrors(extra);
     if (futures instanceof Future) return futures.result();
     if (typeof futures !== "object" || futures === null || !isContainer(futures)) {
       throw new TypeError(

@@ -16,6 +16,7 @@ import {
   nullsAsDefaults,
   optionsOf,
 } from "./argChecks.ts";
+import { refuseKeysGivenPositionally } from "./daskPositional.ts";
 import {
   type BuiltGraph,
   GRAPH_NULL_DEFAULTS,
@@ -84,6 +85,7 @@ const COMPUTE_OPTIONS: OptionNames<ComputeOptions> = {
 
 /** Refuse options of `compute` or `get` (`op`) that are not an object or name no option. */
 export function checkComputeOptions(op: string, options: ComputeOptions): void {
+  refuseKeysGivenPositionally(op, options);
   checkKnownOptions(op, optionsOf(op, options), COMPUTE_OPTIONS);
 }
 
