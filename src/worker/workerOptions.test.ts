@@ -32,6 +32,13 @@ describe("resolveWorkerOptions: what a bad value's refusal shows", () => {
         'Worker option contactAddress must be an address peers can connect to, such as tcp://10.0.0.1:4000, got "5n": not an address',
       ],
       [{ taskModules: [5n] }, 'taskModules: expected a file URL or path, got "5n"'],
+      // Taken before: a peer on another host dialled its own machine there.
+      ...["tcp://0.0.0.0:4000", "tcp://[::]:4000", "tcp://[0:0:0:0:0:0:0:0]:4000"].map(
+        (contactAddress): [Record<string, unknown>, string] => [
+          { contactAddress },
+          `Worker option contactAddress must be an address peers can connect to, such as tcp://10.0.0.1:4000, got "${contactAddress}": `,
+        ],
+      ),
     ];
     for (const [options, message] of refusals) {
       expect(() => resolveWorkerOptions({ scheduler, ...options } as never)).toThrow(message);

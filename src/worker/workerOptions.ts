@@ -1,6 +1,7 @@
 /** The options of a {@link Worker} and their defaults. */
 
 import { existsSync, statSync } from "node:fs";
+import { isIPv6 } from "node:net";
 import { availableParallelism, tmpdir, totalmem } from "node:os";
 import { resolve } from "node:path";
 import type { Logger } from "pino";
@@ -346,12 +347,23 @@ function contactAddress(address: string, listen: string): string {
   }
   // Said apart: "needs a host and a port" was said of tcp://typo:0, which gives both.
   if (host === "") fail("it names no host");
+  // Advertised, it was taken: a peer on another host dials its own machine there.
+  if (isWildcardHost(host)) {
+    fail(
+      `${host} means every interface to a listener, no address a peer on another host can connect to: give the worker's own host name or IP`,
+    );
+  }
   if (port === 0) {
     fail(
       "port 0 cannot be connected to (it means any free port to a listener): give the port the worker listens on",
     );
   }
   return `${scheme}://${location}`;
+}
+
+/** Whether `host` is the IPv4 or IPv6 wildcard address (`0.0.0.0`, `::`, `0:0:0:0:0:0:0:0`). */
+function isWildcardHost(host: string): boolean {
+  return host === "0.0.0.0" || (isIPv6(host) && /^[0:]+$/.test(host));
 }
 
 /** `url` if its file exists; else a clear error (not a module loader's stack from a pool thread). */

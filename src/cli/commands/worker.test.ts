@@ -202,6 +202,19 @@ describe("weft worker's options", () => {
     );
   });
 
+  it("refuse a --contact-address on a wildcard host, which no peer on another host can dial (exit 2)", async () => {
+    // Taken before: the worker registered at tcp://0.0.0.0:4000, and a peer elsewhere
+    // fetching from it dialled its own machine.
+    for (const [address, host] of [
+      ["tcp://0.0.0.0:4000", "0.0.0.0"],
+      ["tcp://[::]:4000", "::"],
+    ]) {
+      expect(await refusedStart({ contactAddress: address })).toBe(
+        `weft worker: cannot start: --contact-address must be an address peers can connect to, such as tcp://10.0.0.1:4000, got ${JSON.stringify(address)}: ${host} means every interface to a listener, no address a peer on another host can connect to: give the worker's own host name or IP\n`,
+      );
+    }
+  });
+
   it("refuse a scheduler at port 0 at once, which they waited for until stopped (exit 2)", async () => {
     // --death-timeout bounds the wait that was, should the refusal be gone.
     expect(await refusedStart({ deathTimeout: "500" }, "tcp://127.0.0.1:0")).toContain(
