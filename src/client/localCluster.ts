@@ -23,7 +23,7 @@ import { envLogLevel, weftLogger } from "../util/logger.ts";
 import { loggerOption } from "../util/loggerOption.ts";
 import { existingModuleUrl, fileModuleUrl } from "../util/moduleUrl.ts";
 import { showValue } from "../util/showValue.ts";
-import { refuseOnPoolThread } from "../worker/poolThreadMark.ts";
+import { allowOnPoolThread, refuseOnPoolThread } from "../worker/poolThreadMark.ts";
 import { MAX_POOL_THREADS } from "../worker/poolThreads.ts";
 import { Worker } from "../worker/worker.ts";
 import { resolveWorkerOptions, type WorkerOptions } from "../worker/workerOptions.ts";
@@ -359,7 +359,12 @@ export class LocalCluster {
       validate,
       logger: logger.child({ name: "weft.scheduler" }),
     });
-    const newWorker = (name: string) => new Worker(workerOptions(name, scheduler.address));
+    const newWorker = (name: string) => {
+      const worker = new Worker(workerOptions(name, scheduler.address));
+      // Started later, out of a task's call that may have let this cluster start.
+      allowOnPoolThread(worker);
+      return worker;
+    };
     const together = new StartTogether();
     const started = await Promise.allSettled(
       Array.from({ length: nWorkers }, async (_, i) =>

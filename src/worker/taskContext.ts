@@ -101,6 +101,14 @@ function runtime(what: string): TaskRuntime {
   return rt;
 }
 
+/**
+ * Whether a task's code is running here, now: inside its synchronous call, or
+ * anywhere its async function's awaits lead.
+ */
+export function inRunningTask(): boolean {
+  return (contexts.sync ?? contexts.storage.getStore()) !== undefined;
+}
+
 /** The key of the task whose code is running; throws outside a task. */
 export function currentTaskKey(): string {
   return runtime("currentTaskKey()").key;

@@ -394,7 +394,7 @@ export class Worker extends BaseWorker {
    * step up to its timeout), and what a step makes after it is closed too.
    */
   async start(): Promise<this> {
-    refuseOnPoolThread("Worker.start");
+    refuseOnPoolThread("Worker.start", this);
     if (this.statusValue !== "init")
       throw new Error(`cannot start a worker that is ${this.statusValue}`);
     this.statusValue = "starting";
