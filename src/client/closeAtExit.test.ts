@@ -135,3 +135,43 @@ describe("a program with a TCP client it did not close", () => {
     expect(run.code).toBe(0);
   }, 40_000);
 });
+
+describe("a program's own beforeExit listeners", () => {
+  const dir = mkdtempSync(join(tmpdir(), "weft-close-at-exit-listeners-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("use the client left open, added before or after it, and the program ends once they are done", async () => {
+    const { cluster } = await testCluster({ protocol: "tcp" });
+    const program = join(dir, "beforeExitListeners.mts");
+    writeFileSync(
+      program,
+      [
+        `import { Client } from ${JSON.stringify(CLIENT_INDEX)};`,
+        // Added before the client's: run first in the same turn.
+        "let first = true;",
+        'process.on("beforeExit", async () => {',
+        "  if (!first) return;",
+        "  first = false;",
+        '  console.log("before", await client.submit("inc", 1));',
+        "});",
+        `const client = await Client.connect(${JSON.stringify(cluster.address)});`,
+        // Added after the client's, and using it only once a timer fired.
+        "let second = true;",
+        'process.on("beforeExit", async () => {',
+        "  if (!second) return;",
+        "  second = false;",
+        "  await new Promise((resolve) => setTimeout(resolve, 200));",
+        '  console.log("after", await client.gather(client.map("inc", [10, 20])));',
+        "});",
+        'console.log("main", await client.submit("inc", 0));',
+        "",
+      ].join("\n"),
+    );
+    const run = await runProgram(program, 30_000);
+    expect(run.timedOut).toBe(false);
+    // Before, the close at beforeExit ran with them: each failed with ClientClosedError.
+    expect(run.stderr).toBe("");
+    expect(run.stdout.split("\n").sort()).toEqual(["", "after [ 11, 21 ]", "before 2", "main 1"]);
+    expect(run.code).toBe(0);
+  }, 40_000);
+});
