@@ -89,6 +89,22 @@ describe("client calls given what a user may easily give by mistake", () => {
     expect(await Promise.all([fs].map(c.gather.bind(client)))).toEqual([[2]]);
     expect(await client.get(graph, { keys: ["b"] })).toEqual({ b: 2 });
   });
+
+  it("Dask's positional workers of scatter are refused saying how weft takes them", async () => {
+    const { client } = await testCluster();
+    // biome-ignore lint/suspicious/noExplicitAny: the call is Dask's, ported as written
+    const c: any = client;
+    const [address] = (await client.workers()).map((w) => w.address);
+    // Before: "scatter: options must be an object, got [...]", not where the workers go.
+    await expect(c.scatter([1], [address])).rejects.toThrow(
+      `scatter: options must be an object, got ${JSON.stringify([address])}: the workers go in the options, scatter(values, { workers: ${JSON.stringify([address])} }) (Dask's client.scatter(data, workers) takes them second)`,
+    );
+    await expect(c.scatter([1], address)).rejects.toThrow(
+      `scatter: options must be an object, got ${JSON.stringify(address)}: the workers go in the options, scatter(values, { workers: ${JSON.stringify([address])} })`,
+    );
+    const [f] = await client.scatter([1], { workers: [address] });
+    expect(await f).toBe(1);
+  });
 });
 
 /** What a call did: the error it threw or rejected with, or that it did not. */

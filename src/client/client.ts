@@ -77,7 +77,11 @@ import {
   Semaphore,
   Variable,
 } from "./coordination.ts";
-import { refuseGatherErrors, refuseSecondIterable } from "./daskPositional.ts";
+import {
+  refuseGatherErrors,
+  refuseSecondIterable,
+  refuseWorkersGivenPositionally,
+} from "./daskPositional.ts";
 import { checkDatasetName } from "./datasets.ts";
 import { holdAliveUntilAnswered } from "./dueAnswer.ts";
 import {
@@ -713,6 +717,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
   ): Promise<{ [K in keyof T]: Future<T[K]> }>;
   async scatter(values: unknown, options: ScatterOptions = {}): Promise<unknown> {
     this.checkOpen();
+    refuseWorkersGivenPositionally(options);
     knownOptionsOf("scatter", options, SCATTER_OPTIONS);
     const problem = scatterOptionsProblem(options);
     if (problem !== null) throw new TypeError(`scatter: ${problem}`);

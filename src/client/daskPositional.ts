@@ -50,3 +50,16 @@ export function refuseGatherErrors(extra: readonly unknown[]): void {
     `gather: takes the futures alone, got a second argument ${showValue(errors)} (Dask's errors=): weft's gather rejects with the first error, as errors="raise"; to skip the failed ones, await Promise.allSettled(futures.map((f) => f.result()))`,
   );
 }
+
+/**
+ * `scatter`'s options given as Dask's positional `workers` (an array of addresses,
+ * or one address): a TypeError saying they go in the options,
+ * `scatter(values, { workers: [...] })`. Else nothing: the other checks follow.
+ */
+export function refuseWorkersGivenPositionally(options: unknown): void {
+  if (!Array.isArray(options) && typeof options !== "string") return;
+  const workers = typeof options === "string" ? [options] : options;
+  throw new TypeError(
+    `scatter: options must be an object, got ${showValue(options)}: the workers go in the options, scatter(values, { workers: ${showValue(workers)} }) (Dask's client.scatter(data, workers) takes them second)`,
+  );
+}
