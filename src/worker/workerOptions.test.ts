@@ -33,13 +33,26 @@ describe("resolveWorkerOptions: what a bad value's refusal shows", () => {
       ],
       [{ taskModules: [5n] }, 'taskModules: expected a file URL or path, got "5n"'],
       // Taken before: a peer on another host dialled its own machine there.
-      ...["tcp://0.0.0.0:4000", "tcp://[::]:4000", "tcp://[0:0:0:0:0:0:0:0]:4000"].map(
-        (contactAddress): [Record<string, unknown>, string] => [
-          { contactAddress },
-          `Worker option contactAddress must be an address peers can connect to, such as tcp://10.0.0.1:4000, got "${contactAddress}": `,
-        ],
-      ),
+      // The others too, taken until 2026-12-07: `0` (as in `nc -l 0`) and `0.0` are 0.0.0.0
+      // to the resolver, as is the IPv4-mapped one.
+      ...[
+        "tcp://0.0.0.0:4000",
+        "tcp://[::]:4000",
+        "tcp://[0:0:0:0:0:0:0:0]:4000",
+        "tcp://0:4000",
+        "tcp://0.0:4000",
+        "tcp://000.000.000.000:4000",
+        "tcp://[::ffff:0.0.0.0]:4000",
+      ].map((contactAddress): [Record<string, unknown>, string] => [
+        { contactAddress },
+        `Worker option contactAddress must be an address peers can connect to, such as tcp://10.0.0.1:4000, got "${contactAddress}": `,
+      ]),
     ];
+    // Said as what the resolver reads it as.
+    refusals.push([
+      { contactAddress: "tcp://0:4000" },
+      'got "tcp://0:4000": 0 (0.0.0.0 to the resolver) means every interface to a listener',
+    ]);
     for (const [options, message] of refusals) {
       expect(() => resolveWorkerOptions({ scheduler, ...options } as never)).toThrow(message);
     }

@@ -1,7 +1,6 @@
 /** The options of a {@link Worker} and their defaults. */
 
 import { existsSync, statSync } from "node:fs";
-import { isIPv6 } from "node:net";
 import { availableParallelism, tmpdir, totalmem } from "node:os";
 import { resolve } from "node:path";
 import type { Logger } from "pino";
@@ -22,6 +21,7 @@ import { isWholeByteSize, parseBytes } from "../util/parseBytes.ts";
 import { preloadUrl } from "../util/preload.ts";
 import { showValue } from "../util/showValue.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
+import { wildcardOf } from "../util/wildcardHost.ts";
 import type { MemoryMeasure } from "./memoryMonitor.ts";
 import type { NannyLink } from "./nannyLink.ts";
 import { MAX_POOL_THREADS } from "./poolThreads.ts";
@@ -348,9 +348,12 @@ function contactAddress(address: string, listen: string): string {
   // Said apart: "needs a host and a port" was said of tcp://typo:0, which gives both.
   if (host === "") fail("it names no host");
   // Advertised, it was taken: a peer on another host dials its own machine there.
-  if (isWildcardHost(host)) {
+  const wildcard = wildcardOf(host);
+  if (wildcard !== null) {
+    // `0` or `0.0` said as what the resolver reads them as, which a user may not know.
+    const what = host === wildcard ? host : `${host} (${wildcard} to the resolver)`;
     fail(
-      `${host} means every interface to a listener, no address a peer on another host can connect to: give the worker's own host name or IP`,
+      `${what} means every interface to a listener, no address a peer on another host can connect to: give the worker's own host name or IP`,
     );
   }
   if (port === 0) {
@@ -359,11 +362,6 @@ function contactAddress(address: string, listen: string): string {
     );
   }
   return `${scheme}://${location}`;
-}
-
-/** Whether `host` is the IPv4 or IPv6 wildcard address (`0.0.0.0`, `::`, `0:0:0:0:0:0:0:0`). */
-function isWildcardHost(host: string): boolean {
-  return host === "0.0.0.0" || (isIPv6(host) && /^[0:]+$/.test(host));
 }
 
 /** `url` if its file exists; else a clear error (not a module loader's stack from a pool thread). */
