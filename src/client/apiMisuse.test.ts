@@ -85,6 +85,11 @@ describe("client calls given what a user may easily give by mistake", () => {
     await expect(c.gather(fs, "skip")).rejects.toThrow(
       /^gather: takes the futures alone, got a second argument "skip" \(Dask's errors=\): .*Promise\.allSettled/,
     );
+    // Dask's keyword written as weft's options elsewhere: dropped without a word before.
+    await expect(c.gather(fs, { errors: "skip" })).rejects.toThrow(
+      'gather: takes the futures alone, got a second argument {"errors":"skip"} (options: it takes none): weft\'s gather rejects with the first error, as errors="raise"; to skip the failed ones, await Promise.allSettled',
+    );
+    expect(await c.gather(fs, undefined)).toEqual([2]);
     // An index, as Array.prototype.map gives a bound gather, is no Dask argument.
     expect(await Promise.all([fs].map(c.gather.bind(client)))).toEqual([[2]]);
     expect(await client.get(graph, { keys: ["b"] })).toEqual({ b: 2 });

@@ -40,14 +40,17 @@ export function refuseSecondIterable(options: unknown): void {
 /**
  * `gather`'s arguments past the futures: a string is Dask's `errors` (`"raise"` or
  * `"skip"`), which weft's gather has not (it always rejects with the first error,
- * as `"raise"`), and was dropped without a word. Anything else is left alone (an
- * index, as `Array.prototype.map` passes to a bound `gather`).
+ * as `"raise"`), and an object is options (`{ errors: "skip" }`, Dask's keyword
+ * written as weft takes options elsewhere), which it has none of: both were dropped
+ * without a word. Anything else is left alone (an index, as `Array.prototype.map`
+ * passes to a bound `gather`).
  */
 export function refuseGatherErrors(extra: readonly unknown[]): void {
   const errors = extra[0];
-  if (typeof errors !== "string") return;
+  const options = typeof errors === "object" && errors !== null;
+  if (typeof errors !== "string" && !options) return;
   throw new TypeError(
-    `gather: takes the futures alone, got a second argument ${showValue(errors)} (Dask's errors=): weft's gather rejects with the first error, as errors="raise"; to skip the failed ones, await Promise.allSettled(futures.map((f) => f.result()))`,
+    `gather: takes the futures alone, got a second argument ${showValue(errors)} (${options ? "options: it takes none" : "Dask's errors="}): weft's gather rejects with the first error, as errors="raise"; to skip the failed ones, await Promise.allSettled(futures.map((f) => f.result()))`,
   );
 }
 
