@@ -40,10 +40,11 @@ export interface BatchedSendOptions {
    */
   onTaken?: (batch: readonly unknown[]) => void;
   /**
-   * Whether `msg` goes in a batch of its own (a large answer): coalesced, 16
-   * answers of 100 MiB were encoded into one batch at once, the sender's memory
-   * growing by a gigabyte and more. Each batch waits for the previous one to be
-   * taken, so that one such message at a time is encoded.
+   * Whether `msg` ends its batch (a large answer), the batch holding no other
+   * such message: coalesced, 16 answers of 100 MiB were encoded into one batch
+   * at once, the sender's memory growing by a gigabyte and more. Each batch
+   * waits for the previous one to be taken, so that one such message at a time
+   * is encoded. The small messages before it go in its batch.
    */
   alone?: (msg: unknown) => boolean;
 }
@@ -122,7 +123,7 @@ export class BatchedSend {
     this.flushNow();
   };
 
-  /** The next batch, taken from the buffer: all of it, but a message to send {@link alone} and what follows it. */
+  /** The next batch, taken from the buffer: all of it, or up to and with its first message {@link alone}. */
   private nextBatch(): unknown[] {
     const alone = this.alone;
     const at = alone === undefined ? -1 : this.buffer.findIndex((m) => alone(m));
@@ -131,7 +132,10 @@ export class BatchedSend {
       this.buffer = [];
       return batch;
     }
-    return this.buffer.splice(0, Math.max(at, 1));
+    // The messages before it with it: in a batch of their own, answers sent alone amid
+    // a client's task updates made twice as many batches, each waiting for the last to
+    // be taken (100,000 messages over TCP, 1 in 100 alone: 268-286 ms, now 145-151 ms).
+    return this.buffer.splice(0, at + 1);
   }
 
   private flushNow(): void {
