@@ -4,11 +4,10 @@ import type { Client } from "../client/client.ts";
 import { closeTestClusters, eventually, testCluster } from "../client/testCluster.ts";
 import { heldJoiningWorker } from "../client/testHeldJoiningWorker.ts";
 import { gatedPlugin } from "../client/testTasks.ts";
-import { wireVersion } from "../protocol/version.ts";
 import type { CpuProfiler } from "../worker/profiler.ts";
 import { ClientProfiles } from "./clientProfiles.ts";
 import { Scheduler } from "./scheduler.ts";
-import { rawPeer } from "./testPeer.ts";
+import { rawPeer, registerClient, registerWorker } from "./testPeer.ts";
 
 const closers: { close(): Promise<void> }[] = [];
 afterAll(async () => {
@@ -133,20 +132,8 @@ describe("the profile on a worker silent past its TTL", () => {
       logger: pino({ level: "silent" }),
     });
     closers.push(s);
-    const hello = { op: "register-client", clientId: "c1", ...wireVersion() };
-    await rawPeer(s.address, hello, (c) => closers.push(c));
-    const worker = await rawPeer(
-      s.address,
-      {
-        op: "register-worker",
-        address: "inproc://w/1",
-        nthreads: 1,
-        resources: {},
-        stimulusId: "reg",
-        ...wireVersion(),
-      },
-      (c) => closers.push(c),
-    );
+    await rawPeer(s.address, registerClient("c1"), (c) => closers.push(c));
+    const worker = await rawPeer(s.address, registerWorker("inproc://w/1"), (c) => closers.push(c));
     await worker.comm.send([{ op: "profile-started", id: "p", client: "c1" }]);
     // A client gone: the scheduler asks for its profile's discard at once.
     await worker.comm.send([{ op: "profile-started", id: "q", client: "gone" }]);

@@ -1,9 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
-import { wireVersion } from "../protocol/version.ts";
 import { memoryLogger } from "../worker/testWorker.ts";
 import { Scheduler } from "./scheduler.ts";
-import { INC_X_GRAPH, type RawPeer, rawPeer } from "./testPeer.ts";
+import { INC_X_GRAPH, type RawPeer, rawPeer, registerClient, registerWorker } from "./testPeer.ts";
 
 const open: { close(): Promise<void> }[] = [];
 afterEach(async () => {
@@ -16,23 +15,8 @@ async function taskOnRawWorker(retries = 0) {
   const s = await Scheduler.start({ listen: "inproc://malformed", validate: true, logger });
   open.push(s);
   const track = (c: { close(): Promise<void> }) => open.push(c);
-  const w = await rawPeer(
-    s.address,
-    {
-      op: "register-worker",
-      address: "inproc://w/1",
-      nthreads: 1,
-      resources: {},
-      stimulusId: "reg",
-      ...wireVersion(),
-    },
-    track,
-  );
-  const c = await rawPeer(
-    s.address,
-    { op: "register-client", clientId: "c1", ...wireVersion() },
-    track,
-  );
+  const w = await rawPeer(s.address, registerWorker("inproc://w/1"), track);
+  const c = await rawPeer(s.address, registerClient("c1"), track);
   const x = { spec: { fn: "inc", args: [1] }, dependencies: [], retries };
   await c.comm.send([{ ...INC_X_GRAPH, tasks: new Map([["x", x]]) }]);
   const compute = await w.waitFor((m) => m.op === "compute-task");

@@ -8,7 +8,7 @@ import { WIRE_PROTOCOL_VERSION, weftVersion, wireVersion } from "../protocol/ver
 import { memoryLogger } from "../worker/testWorker.ts";
 import { Scheduler } from "./scheduler.ts";
 import type { SchedulerOptions } from "./schedulerOptions.ts";
-import { INC_X_GRAPH, rawPeer } from "./testPeer.ts";
+import { INC_X_GRAPH, rawPeer, registerClient, registerWorker } from "./testPeer.ts";
 
 const open: { close(): Promise<void> }[] = [];
 afterEach(async () => {
@@ -25,21 +25,6 @@ async function start(o: SchedulerOptions = {}) {
 /** A raw connection that plays a worker or a client, recording what it receives. */
 function peer(s: Scheduler, hello: Record<string, unknown>) {
   return rawPeer(s.address, hello, (c) => open.push(c));
-}
-
-function registerWorker(address: string, nthreads = 1) {
-  return {
-    op: "register-worker",
-    address,
-    nthreads,
-    resources: {},
-    stimulusId: `reg-${address}`,
-    ...wireVersion(),
-  };
-}
-
-function registerClient(clientId: string) {
-  return { op: "register-client", clientId, ...wireVersion() };
 }
 
 /** A scheduler whose plugin records each worker joining (`+worker A`) and leaving (`-worker A`). */

@@ -5,6 +5,7 @@
  */
 import type { Comm, ConnectOptions } from "../comm/comm.ts";
 import { connect } from "../comm/connect.ts";
+import { wireVersion } from "../protocol/version.ts";
 import { memoryLogger } from "../worker/testWorker.ts";
 import { Scheduler } from "./scheduler.ts";
 
@@ -20,6 +21,23 @@ export async function startTestScheduler(
   const s = await Scheduler.start({ listen, validate: true, logger });
   track(s);
   return s;
+}
+
+/** A raw worker's hello: `register-worker` of `address` with `nthreads` threads. */
+export function registerWorker(address: string, nthreads = 1) {
+  return {
+    op: "register-worker",
+    address,
+    nthreads,
+    resources: {},
+    stimulusId: `reg-${address}`,
+    ...wireVersion(),
+  };
+}
+
+/** A raw client's hello: `register-client` as `clientId`. */
+export function registerClient(clientId: string) {
+  return { op: "register-client", clientId, ...wireVersion() };
 }
 
 /** Client c1's graph of one task, `x = inc(1)` (stimulus g1), as an update-graph message. */
