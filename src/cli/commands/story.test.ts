@@ -34,6 +34,20 @@ describe("weft story", () => {
     expect(r.err).toMatch(/^weft story: no-such-dump\.yaml: /);
   });
 
+  it("says the dump goes last when it is named before the keys, as weft replay takes it", async () => {
+    const dump = fileURLToPath(
+      new URL("../../../test/fixtures/dumps/cancelled-and-resumed.yaml", import.meta.url),
+    );
+    const r = await runWeft(["story", dump, "a", "f"]);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(
+      new RegExp(`^error: the cluster dump goes last, after the keys: weft story a f ${dump}\n`),
+    );
+    // A last argument that is a file is read as the dump, whatever came first.
+    const both = await runWeft(["story", dump, dump]);
+    expect(both.code).toBe(1);
+  });
+
   // A dump with task references to a resumed and a cancelled task, as the seed's
   // TaskState.__repr__ writes them (`resumed(executing->fetch)`: sim seed 5318's dump).
   const CANCELLED_AND_RESUMED = fileURLToPath(

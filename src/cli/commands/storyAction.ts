@@ -165,6 +165,16 @@ export async function runStory(
     });
     return;
   }
+  // The dump named first, as `weft replay FILE` takes it: the last key was read as
+  // the file and said not to exist, with nothing about the order.
+  const dumpFirst = keys.find((k) => inputKindOf(k) === "dump" && existsSync(k));
+  if (dumpFirst !== undefined && !existsSync(file)) {
+    const others = args.filter((a) => a !== dumpFirst);
+    cmd.error(
+      `error: the cluster dump goes last, after the keys: weft story ${others.join(" ")} ${dumpFirst}`,
+      { exitCode: EXIT.usage },
+    );
+  }
   // A dump is read, not connected to: a connection option given with one (a bad
   // --connect-timeout, TLS files meant for a cluster) was ignored unsaid.
   const connecting = CONNECT_FLAGS.filter(([name]) => opts[name] !== undefined);
