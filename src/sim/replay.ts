@@ -13,6 +13,7 @@ const FLAGS: readonly [Exclude<keyof ResolvedSimOptions, "seed">, string][] = [
   ["outgoingLimit", "--outgoing-limit"],
   ["incomingLimit", "--incoming-limit"],
   ["latency", "--latency"],
+  ["bandwidth", "--bandwidth"],
   ["replicate", "--replicate"],
   ["replicateOne", "--replicate-one"],
   ["rebalance", "--rebalance"],
@@ -31,7 +32,6 @@ const FLAGS: readonly [Exclude<keyof ResolvedSimOptions, "seed">, string][] = [
  * another case).
  */
 const NO_FLAG: readonly Exclude<keyof ResolvedSimOptions, "seed" | "hooks">[] = [
-  "bandwidth",
   "heartbeatInterval",
   "heartbeatTimeout",
   "findMissingInterval",

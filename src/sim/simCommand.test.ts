@@ -359,6 +359,30 @@ test("an integer past Number.MAX_SAFE_INTEGER is refused saying that bound, not 
   }
 });
 
+test("--bandwidth sets the links' bytes per virtual second, as Dask writes a size, and the replay line keeps it", async () => {
+  const run = (...args: string[]) =>
+    weft("sim", "--seed", "5", "--tasks", "20", "--faults", "none", "--json", ...args);
+  const bytes = await run("--bandwidth", "2000000");
+  expect(bytes.code).toBe(0);
+  const result = JSON.parse(bytes.out.split("\n")[0]);
+  expect(result.options.bandwidth).toBe(2_000_000);
+  expect(result.command).toBe("weft sim --seed 5 --tasks 20 --bandwidth 2000000 --faults none");
+  // The replay line replays the run; a unit, and /s after it, read the same.
+  expect((await run("--bandwidth", "2MB")).out).toBe(bytes.out);
+  expect((await run("--bandwidth", "2MB/s")).out).toBe(bytes.out);
+  // Slower links make another run than the default's: the flag was not dropped.
+  expect((await run()).out).not.toBe(bytes.out);
+  for (const [value, message] of [
+    ["0", "expected bytes per second > 0, got '0'"],
+    ["-5MB", "expected bytes per second > 0, got '-5MB'"],
+    ["fast", "expected bytes per virtual second such as 100MB, 10MiB/s or 5e6, got 'fast'"],
+  ] as const) {
+    const r = await weft("sim", "--bandwidth", value);
+    expect(r.code, value).toBe(2);
+    expect(r.err, value).toContain(message);
+  }
+});
+
 test("numbers in another base or padded are refused, not read as Number reads them", async () => {
   for (const [args, message] of [
     [["--seed", "0x10"], "expected an integer ≥ 0, got '0x10'"],

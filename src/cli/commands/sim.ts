@@ -11,6 +11,7 @@ import { MAX_SIM_WORKERS, SIM_WORKLOAD_KINDS } from "../../sim/options.ts";
 import { VARIANTS } from "../../sim/variants.ts";
 import { parseDecimal } from "../../util/decimal.ts";
 import { beyondExactIntegers, EXACT_INTEGER_BOUND } from "../../util/exactInteger.ts";
+import { parseBytes } from "../../util/parseBytes.ts";
 import { parseTimedelta } from "../../util/parseTimedelta.ts";
 import type { CliContext } from "./context.ts";
 import { commandDescription } from "./index.ts";
@@ -47,6 +48,25 @@ function seconds(v: string): number {
   }
   if (!(n > 0) || !Number.isFinite(n)) {
     throw new InvalidArgumentError(`expected a duration > 0, got '${v}'`);
+  }
+  return n;
+}
+
+/**
+ * Bytes per virtual second, as Dask writes a size (`100MB`, `10MiB`, a bare number of
+ * bytes), with `/s` after it if wanted (`100MB/s`).
+ */
+function bytesPerSecond(v: string): number {
+  let n: number;
+  try {
+    n = parseBytes(v.replace(/\/s$/, ""));
+  } catch (err) {
+    throw new InvalidArgumentError(
+      `expected bytes per virtual second such as 100MB, 10MiB/s or 5e6, got '${v}': ${(err as Error).message}`,
+    );
+  }
+  if (!(n > 0) || !Number.isFinite(n)) {
+    throw new InvalidArgumentError(`expected bytes per second > 0, got '${v}'`);
   }
   return n;
 }
@@ -110,6 +130,11 @@ export function simCommand(ctx: CliContext): Command {
       "--latency <s|duration>",
       "mean message latency, in virtual seconds or with a unit such as 2ms (default 0.002)",
       seconds,
+    )
+    .option(
+      "--bandwidth <bytes/s>",
+      "each link's bandwidth, bytes per virtual second, such as 10MB or 1MiB/s (default 100MB); a transfer takes latency + bytes / bandwidth",
+      bytesPerSecond,
     )
     .option(
       "--replicate <share>",

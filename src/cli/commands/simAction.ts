@@ -41,6 +41,7 @@ export interface SimCliOptions {
   readonly outgoingLimit?: number;
   readonly incomingLimit?: number;
   readonly latency?: number;
+  readonly bandwidth?: number;
   readonly replicate?: number;
   readonly replicateOne?: number;
   readonly rebalance?: number;
@@ -82,6 +83,7 @@ function simOptionsOf(o: SimCliOptions): Omit<SimOptions, "seed"> {
     outgoingLimit: o.outgoingLimit,
     incomingLimit: o.incomingLimit,
     latency: o.latency,
+    bandwidth: o.bandwidth,
     replicate: o.replicate,
     replicateOne: o.replicateOne,
     rebalance: o.rebalance,

@@ -16,6 +16,7 @@ export const SIM_OPTION_FLAGS: Readonly<Partial<Record<keyof SimOptions, string>
   outgoingLimit: "--outgoing-limit",
   incomingLimit: "--incoming-limit",
   latency: "--latency",
+  bandwidth: "--bandwidth",
   replicate: "--replicate",
   replicateOne: "--replicate-one",
   rebalance: "--rebalance",
