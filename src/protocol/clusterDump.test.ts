@@ -966,10 +966,18 @@ describe("errors", () => {
 
   it("rejects a truncated yaml copy", async () => {
     const text = readFileSync(dumpPath("shuffle.yaml"), "utf8");
-    // Cut mid-line: no longer YAML.
+    // Cut mid-line: no longer YAML, or YAML whose last entry lacks fields; either way the
+    // error says the file does not end as a whole dump does.
     const once = { syncToo: false }; // each parse of this 2 MB file takes a while
+    const cutShort =
+      " (the YAML does not end with a newline, as a whole dump does: is the file cut short?)";
     let e = await failure(tmp("truncated.yaml", text.slice(0, text.length - 700_000)), once);
-    expect(e.reason).toMatch(/^invalid YAML: .* at line \d+, column \d+$/);
+    expect(e.reason).toMatch(/^invalid YAML: .* at line \d+, column \d+ \(the YAML/);
+    expect(e.reason.endsWith(cutShort)).toBe(true);
+    e = await failure(tmp("truncated1.yaml", text.slice(0, 1_500_000)), once);
+    expect(e.message).toBe(
+      `${e.file}: workers["tcp://127.0.0.1:41927"].stimulus_log[166].stimulus_id: missing (expected a string)${cutShort}`,
+    );
     // Cut at a line: still YAML, but the last worker (keys are sorted) lacks its logs.
     const cut = text.lastIndexOf("\n    stimulus_log:\n") + 1;
     e = await failure(tmp("truncated2.yaml", text.slice(0, cut)), once);

@@ -30,20 +30,42 @@ export function parseClusterDump(
   if (encoding === null) {
     ctx.fail(null, `unsupported file extension: a cluster dump is ${SUPPORTED_EXTENSIONS}`);
   }
+  let yaml: Uint8Array | null = null;
   try {
     if (data.length === 0) ctx.fail(null, "the file is empty");
     let bytes = data;
     if (encoding === "msgpack.gz" || encoding === "yaml.gz") bytes = gunzip(data, ctx, encoding);
-    const decoded = encoding.startsWith("msgpack")
-      ? decodeMsgpack(bytes, ctx)
-      : decodeYaml(bytes, ctx);
+    if (!encoding.startsWith("msgpack")) yaml = bytes;
+    const decoded = yaml === null ? decodeMsgpack(bytes, ctx) : decodeYaml(bytes, ctx);
     return buildDump(decoded, ctx, encoding);
   } catch (e) {
-    if (e instanceof DumpFormatError) throw e;
+    if (e instanceof DumpFormatError) throw yaml === null ? e : saidIfCutShort(e, yaml);
     // Not expected: report it as a load failure rather than leak a raw TypeError.
     const msg = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
     throw new DumpFormatError(source, null, `cannot read the dump (${msg})`, { cause: e });
   }
+}
+
+/**
+ * `e` with a word on how the YAML ends when it ends without the newline every YAML
+ * dump ends with: cut at a byte, it still parses, and the error was of a field
+ * "missing" from the last entry read (`stimulus_log[166].stimulus_id: missing`).
+ */
+function saidIfCutShort(e: DumpFormatError, yaml: Uint8Array): DumpFormatError {
+  if (yaml.length === 0 || yaml[yaml.length - 1] === 0x0a) return e;
+  // Not text (binary, gzip data), or a flow document such as JSON, which ends without one.
+  if (
+    e.reason.startsWith("not YAML:") ||
+    /^\s*[[{]/.test(Buffer.from(yaml.subarray(0, 64)).toString())
+  ) {
+    return e;
+  }
+  return new DumpFormatError(
+    e.file,
+    e.path,
+    `${e.reason} (the YAML does not end with a newline, as a whole dump does: is the file cut short?)`,
+    { cause: e.cause },
+  );
 }
 
 function displayPath(path: string | URL): string {
