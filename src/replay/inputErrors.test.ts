@@ -65,6 +65,7 @@ beforeAll(() => {
   );
   write("graph.json", '{"graph": {"x": ["inc", 1]}}');
   write("list.json", "[1, 2]");
+  write("dump.json", '{"scheduler": {}, "workers": {}, "versions": {}}');
   write("bad-step.json", '{"name": "x", "steps": [{"event": 1}]}');
   // A vector of no step replayed nothing and PASSED.
   const noSteps = JSON.parse(gunzipSync(vector).toString("utf8")) as { steps: unknown[] };
@@ -164,6 +165,10 @@ describe("unreadable, truncated, corrupt and unknown inputs", () => {
     [
       "graph.json",
       /^not a conformance vector, cluster dump or stimulus stream \(a JSON object without "steps"\)$/,
+    ],
+    [
+      "dump.json",
+      /^a cluster dump written as JSON, which weft reads as YAML \(JSON is YAML\): name it \.yaml$/,
     ],
     [
       "list.json",

@@ -60,6 +60,14 @@ function notAVector(text: string): string | null {
   }
   const object = typeof data === "object" && data !== null && !Array.isArray(data);
   if (object && Object.hasOwn(data as object, "steps")) return null;
+  // A dump someone wrote as JSON (json.dump of dump_cluster_state's dict): JSON is
+  // YAML, and the dump reader takes YAML.
+  if (
+    object &&
+    ["scheduler", "workers", "versions"].every((k) => Object.hasOwn(data as object, k))
+  ) {
+    return "a cluster dump written as JSON, which weft reads as YAML (JSON is YAML): name it .yaml";
+  }
   const what = object ? 'a JSON object without "steps"' : `JSON, but ${describeJson(data)}`;
   return `not a conformance vector, cluster dump or stimulus stream (${what})`;
 }
