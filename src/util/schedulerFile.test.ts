@@ -230,17 +230,6 @@ describe("scheduler files", () => {
     await writeSchedulerFile(file, content("Scheduler-k", "tcp://h:9"));
     expect(await readSchedulerFile(file)).toBe("tcp://h:9");
     expect(readFileSync(join(sub, "other-name.json"), "utf8")).toBe("the old scheduler's");
-    // A symlink is replaced, not followed: the scheduler removes the path given as it
-    // closes, and followed, the link went while the file it named stayed, naming a
-    // scheduler gone.
-    const linked = join(sub, "link.json");
-    symlinkSync(file, linked);
-    await writeSchedulerFile(linked, content("Scheduler-l", "tcp://h:10"));
-    expect(await readSchedulerFile(linked)).toBe("tcp://h:10");
-    expect(lstatSync(linked).isFile()).toBe(true);
-    expect(await readSchedulerFile(file)).toBe("tcp://h:9");
-    await removeSchedulerFile(linked, "Scheduler-l");
-    expect(readdirSync(sub).sort()).toEqual(["other-name.json", "s.json"]);
     // A FIFO (or a device: /dev/null, which root's rename would have replaced) is no
     // scheduler file a reader takes: refused, and left there.
     const fifo = join(sub, "fifo.json");
@@ -251,6 +240,72 @@ describe("scheduler files", () => {
       ),
     );
     expect(statSync(fifo).isFIFO()).toBe(true);
+  });
+
+  it("follows a symlink, as Dask's open(path, 'w') does: the file it names is written and removed, the link kept", async () => {
+    // The link was replaced by a regular file, and that file removed at exit: the
+    // user's link gone, and with it where they meant the file to be.
+    const sub = join(dir, "symlinked");
+    mkdirSync(join(sub, "real"), { recursive: true });
+    const target = join(sub, "real", "s.json");
+    writeFileSync(target, "the old scheduler's");
+    const linked = join(sub, "link.json");
+    symlinkSync(join("real", "s.json"), linked);
+    await writeSchedulerFile(linked, content("Scheduler-l", "tcp://h:10"));
+    expect(lstatSync(linked).isSymbolicLink()).toBe(true);
+    expect(await readSchedulerFile(target)).toBe("tcp://h:10");
+    expect(readdirSync(join(sub, "real"))).toEqual(["s.json"]); // renamed beside the target
+    await removeSchedulerFile(linked, "Scheduler-l");
+    expect(lstatSync(linked).isSymbolicLink()).toBe(true);
+    expect(existsSync(target)).toBe(false);
+    // Now a link to nothing: the file it names is made there, and removed again.
+    await writeSchedulerFile(linked, content("Scheduler-n", "tcp://h:11"));
+    expect(await readSchedulerFile(target)).toBe("tcp://h:11");
+    await removeSchedulerFile(linked, "Scheduler-n");
+    expect(readdirSync(join(sub, "real"))).toEqual([]);
+    expect(readdirSync(sub).sort()).toEqual(["link.json", "real"]);
+    // A link to a directory is refused as the directory is, and left a link.
+    const toDir = join(sub, "dir.json");
+    symlinkSync("real", toDir);
+    await expect(writeSchedulerFile(toDir, content("Scheduler-d", "tcp://h:12"))).rejects.toThrow(
+      new Error(`cannot write the scheduler file ${toDir}: it is a directory`),
+    );
+    expect(lstatSync(toDir).isSymbolicLink()).toBe(true);
+    // A link to a file in a directory not there: that directory is named.
+    const lost = join(sub, "lost.json");
+    symlinkSync(join("gone", "s.json"), lost);
+    await expect(writeSchedulerFile(lost, content("Scheduler-g", "tcp://h:13"))).rejects.toThrow(
+      new Error(`cannot write the scheduler file ${lost}: no such directory: ${join(sub, "gone")}`),
+    );
+  });
+
+  it("a start removes the hidden file a scheduler killed as it removed its file left there, and no other", async () => {
+    const sub = join(dir, "leftovers");
+    mkdirSync(sub);
+    const file = join(sub, "s.json");
+    const uuid = "0b5e7a52-4f5c-4a8e-9d3e-1c2b3a4d5e6f";
+    // kill -9 between removeSchedulerFile's rename and its rm left this one for good.
+    const leftover = join(sub, `.s.json.${uuid}.removed`);
+    const others = [
+      `.t.json.${uuid}.removed`, // another scheduler file's
+      `.s.json.${uuid}.partial`, // a write's, partialFiles.ts's
+      `.s.json.not-a-uuid.removed`,
+      "s.json.removed",
+    ];
+    for (const name of [leftover, ...others.map((o) => join(sub, o))]) {
+      writeFileSync(name, JSON.stringify(content("Scheduler-dead", "tcp://h:1")));
+    }
+    await new Promise((r) => setTimeout(r, 20)); // an earlier change time than the file's
+    await writeSchedulerFile(file, content("Scheduler-q", "tcp://h:14"));
+    expect(readdirSync(sub).sort()).toEqual([...others, "s.json"].sort());
+    // Through a symlink, those beside the file it names.
+    const linkSub = join(dir, "leftovers-linked");
+    mkdirSync(linkSub);
+    writeFileSync(leftover, "{}");
+    await new Promise((r) => setTimeout(r, 20));
+    symlinkSync(file, join(linkSub, "link.json"));
+    await writeSchedulerFile(join(linkSub, "link.json"), content("Scheduler-r", "tcp://h:15"));
+    expect(existsSync(leftover)).toBe(false);
   });
 
   it("a failed write leaves no partial file behind", async () => {

@@ -8,7 +8,7 @@
  */
 
 import { randomUUID } from "node:crypto";
-import { link, readFile, rename, rm } from "node:fs/promises";
+import { link, lstat, readdir, readFile, rename, rm, stat } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { warnCallbackFailed } from "./callbackWarning.ts";
@@ -17,7 +17,7 @@ import { checkKnownOptions, type OptionNames } from "./knownOptions.ts";
 import { outputFailure } from "./outputFile.ts";
 import { deviceProblem } from "./regularFile.ts";
 import { showValue } from "./showValue.ts";
-import { replaceWholeFile } from "./wholeFile.ts";
+import { followedPath, replaceWholeFile } from "./wholeFile.ts";
 
 /** What a scheduler file holds (Dask's `Scheduler.identity()`, with the fields weft has). */
 export interface SchedulerFileContent {
@@ -55,7 +55,8 @@ export async function writeSchedulerFile(
     // file's name in Node's message, but a directory that looks writable and is not
     // (/proc, a read-only mount) is said of the directory, and a rename's `EISDIR` as
     // "it is a directory"; a device or a FIFO, in its words ("it is a FIFO (named pipe), …").
-    const failure = await outputFailure(path);
+    // Of the file a symlink names: a link to a file in a directory not there names that one.
+    const failure = await outputFailure(await followedPath(path).catch(() => path));
     const code = (err as NodeJS.ErrnoException).code;
     const why =
       failure?.why ??
@@ -67,7 +68,45 @@ export async function writeSchedulerFile(
           : `cannot write in ${dirname(resolve(path))} (${code})`);
     throw new Error(`cannot write the scheduler file ${path}: ${why}`);
   }
+  await followedPath(path).then(removeLeftovers, () => {});
 }
+
+/**
+ * Remove the hidden files {@link removeSchedulerFile} renamed the scheduler file at
+ * `path` to and a process killed meanwhile (`kill -9`) left beside it, now that a
+ * new file is there. Only those renamed aside before it was written (an earlier
+ * change time): one renamed after may be the new file itself, which a closing
+ * scheduler renamed aside to read it and will put back. One renamed before held a
+ * file the new one replaced, which its closing scheduler (if alive still) would
+ * remove, or find the new file in the way of putting it back and remove. Not for a
+ * name longer than the hidden name keeps, whose leftovers cannot be told from those
+ * of another file whose name starts alike. Best effort: a leftover that cannot be
+ * removed is left.
+ */
+async function removeLeftovers(path: string): Promise<void> {
+  const dir = dirname(path);
+  const name = basename(path);
+  // A name cut short in the hidden one: the leftover may be another file's, beside.
+  if (name.length > HIDDEN_BASENAME_CHARS) return;
+  const prefix = `.${name}.`;
+  try {
+    const written = await stat(path);
+    for (const hidden of await readdir(dir)) {
+      if (!hidden.startsWith(prefix) || !REMOVED_SUFFIX.test(hidden.slice(prefix.length))) continue;
+      const leftover = join(dir, hidden);
+      const aside = await lstat(leftover).catch(() => null);
+      if (aside?.isFile() && aside.ctimeMs < written.ctimeMs) await rm(leftover, { force: true });
+    }
+  } catch {
+    // A directory that cannot be listed, or a leftover that cannot be removed: left.
+  }
+}
+
+/** How much of the scheduler file's name its hidden name keeps (one near 255 bytes fits). */
+const HIDDEN_BASENAME_CHARS = 40;
+
+/** What follows the scheduler file's name in its hidden name: a UUID, then `.removed`. */
+const REMOVED_SUFFIX = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.removed$/;
 
 /**
  * Remove the scheduler file at `path` if it still names the scheduler `id`
@@ -77,21 +116,28 @@ export async function writeSchedulerFile(
  * to a hidden name beside it, read there, and removed only if it is ours; another's
  * is put back, unless a newer one took the path meanwhile. A reader polling the path
  * finds no file for that instant, and waits, as for a scheduler not started yet.
+ * A symlink is followed, as {@link writeSchedulerFile} follows it: the file it names
+ * is the one written, and removed; the link is the user's, and stays.
  *
  * `beforeRemoval` runs between the first look and the removal: for tests alone, to
  * write another scheduler's file there at that moment.
  */
 export async function removeSchedulerFile(
-  path: string,
+  given: string,
   id: string,
   beforeRemoval?: () => Promise<void>,
 ): Promise<void> {
-  if ((await deviceProblem(path)) !== null) return;
+  if ((await deviceProblem(given)) !== null) return;
   // Another's file (the common case when a second scheduler took the path) is left
   // untouched: never renamed away, not even for an instant.
-  if (!(await namesScheduler(path, id))) return;
+  if (!(await namesScheduler(given, id))) return;
+  // The file a symlink names, which is the file written: the link is the user's.
+  const path = await followedPath(given);
   await beforeRemoval?.();
-  const hidden = join(dirname(path), `.${basename(path).slice(0, 40)}.${randomUUID()}.removed`);
+  const hidden = join(
+    dirname(path),
+    `.${basename(path).slice(0, HIDDEN_BASENAME_CHARS)}.${randomUUID()}.removed`,
+  );
   try {
     await rename(path, hidden);
   } catch {

@@ -4,6 +4,7 @@ import {
   chownSync,
   closeSync,
   linkSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
   openSync,
@@ -216,6 +217,33 @@ describe("replaceWholeFile", () => {
     symlinkSync(join(sub, "nowhere.json"), dangling);
     await replaceWholeFile(dangling, "made");
     expect(readFileSync(dangling, "utf8")).toBe("made");
-    expect(readdirSync(sub).sort()).toEqual(["dangling.json", "other.json", "s.json"]);
+    expect(readdirSync(sub).sort()).toEqual([
+      "dangling.json",
+      "nowhere.json",
+      "other.json",
+      "s.json",
+    ]);
+  });
+
+  it("follows a symlink, a chain of them too, replacing the file it names beside it and keeping the link", async () => {
+    const sub = join(dir, "never-in-place-symlinks");
+    mkdirSync(join(sub, "real"), { recursive: true });
+    const target = join(sub, "real", "s.json");
+    writeFileSync(target, "old");
+    chmodSync(target, 0o640);
+    symlinkSync(join("real", "s.json"), join(sub, "first.json"));
+    symlinkSync("first.json", join(sub, "second.json"));
+    await replaceWholeFile(join(sub, "second.json"), "new");
+    expect(readFileSync(target, "utf8")).toBe("new");
+    expect(statSync(target).mode & 0o777).toBe(0o640);
+    expect(lstatSync(join(sub, "first.json")).isSymbolicLink()).toBe(true);
+    expect(lstatSync(join(sub, "second.json")).isSymbolicLink()).toBe(true);
+    expect(readdirSync(join(sub, "real"))).toEqual(["s.json"]);
+    // A loop is refused as the system refuses it.
+    symlinkSync("loop-b.json", join(sub, "loop-a.json"));
+    symlinkSync("loop-a.json", join(sub, "loop-b.json"));
+    await expect(replaceWholeFile(join(sub, "loop-a.json"), "x")).rejects.toMatchObject({
+      code: "ELOOP",
+    });
   });
 });

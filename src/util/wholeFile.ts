@@ -7,7 +7,17 @@
  */
 
 import { randomUUID } from "node:crypto";
-import { chmod, chown, lstat, realpath, rename, rm, stat, writeFile } from "node:fs/promises";
+import {
+  chmod,
+  chown,
+  lstat,
+  readlink,
+  realpath,
+  rename,
+  rm,
+  stat,
+  writeFile,
+} from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { partialFileEnded, partialFileStarted } from "./partialFiles.ts";
@@ -34,12 +44,14 @@ export async function writeWholeFile(
  * {@link writeWholeFile}, but never in place, for a file another process polls and
  * must never find half written (a scheduler file, read by workers as it comes):
  * what writeWholeFile writes in place (a file of several links, a link to nothing) is
- * replaced by the file renamed over the path given, as is a symlink (not followed: the
- * path given is the file, which its writer may remove), and where no file can be made
- * beside it, or renamed over it (a directory closed to new files, a mount point), or
- * the path is a device, a FIFO or a socket, it rejects (the last with the code
- * `ENOTREGULAR` and the message "it is a FIFO (named pipe), not a regular file"). A file whose owner this process cannot give the new one is
- * replaced as this process's.
+ * replaced by the file renamed over the path, and where no file can be made beside
+ * it, or renamed over it (a directory closed to new files, a mount point), or the
+ * path is a device, a FIFO or a socket, it rejects (the last with the code
+ * `ENOTREGULAR` and the message "it is a FIFO (named pipe), not a regular file"). A
+ * symlink is followed, as Dask's `open(path, "w")` follows it: the file it names (made
+ * if it names nothing yet) is replaced, by a file renamed over it beside it, and the
+ * link is kept, a link to a directory refused ({@link followedPath}). A file whose
+ * owner this process cannot give the new one is replaced as this process's.
  */
 export async function replaceWholeFile(
   given: string | URL,
@@ -68,18 +80,18 @@ async function writeWhole(
   inPlace: boolean,
 ): Promise<void> {
   const path = typeof given === "string" ? given : fileURLToPath(given);
-  // Not in place, a symlink is replaced, as the file given.
-  const link = !inPlace && (await isSymlink(path)) ? { path: resolve(path), kept: null } : null;
-  let target = link ?? (await replaceableTarget(path));
+  // Not in place, a link to nothing is followed too, to the file it names.
+  const end = inPlace ? path : await followedPath(path);
+  let target = await replaceableTarget(end);
   if (target === null) {
     if (inPlace) {
       await writeFile(path, data);
       return;
     }
     // Renamed over, a device would be gone (root's rename replaces /dev/null).
-    const device = await deviceProblem(path);
+    const device = await deviceProblem(end);
     if (device !== null) throw Object.assign(new Error(device), { code: "ENOTREGULAR" });
-    target = { path: resolve(path), kept: null };
+    target = { path: resolve(end), kept: null };
   }
   const partial = join(dirname(target.path), partialName(target.path));
   partialFileStarted(partial);
@@ -193,6 +205,36 @@ async function replaceableTarget(path: string): Promise<Target | null> {
   if (!s.isFile() || s.nlink > 1) return null;
   return { path: real, kept: { mode: s.mode & 0o7777, uid: s.uid, gid: s.gid } };
 }
+
+/**
+ * The path `path` leads to through symlinks, followed one by one so that a link to
+ * nothing leads to the name it gives (where `open(path, "w")` makes its file), and
+ * `path` itself when it is no link. A name under /dev or /proc is not followed:
+ * /dev/stdout leads to whatever file a shell redirected the output to.
+ */
+export async function followedPath(path: string): Promise<string> {
+  let at = resolve(path);
+  for (let hops = 0; hops < MAX_SYMLINK_HOPS; hops++) {
+    if (/^\/(dev|proc)\//.test(at)) return at;
+    let to: string;
+    try {
+      to = await readlink(at);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      // No link (EINVAL), or nothing there (ENOENT, ENOTDIR): the path's end.
+      if (code === "EINVAL" || code === "ENOENT" || code === "ENOTDIR") return at;
+      throw err;
+    }
+    at = resolve(dirname(at), to);
+  }
+  throw Object.assign(new Error(`too many levels of symbolic links at ${path}`), {
+    code: "ELOOP",
+    path,
+  });
+}
+
+/** Linux's limit (MAXSYMLINKS) on the links a path is followed through. */
+const MAX_SYMLINK_HOPS = 40;
 
 /** Whether `path` is a symlink (to a file or to nothing). */
 async function isSymlink(path: string): Promise<boolean> {

@@ -72,7 +72,7 @@ export function schedulerCommand(ctx: CliContext): Command {
     )
     .option(
       "--scheduler-file <path>",
-      "write the scheduler's address (and identity, as JSON) to this file once listening, for weft worker --scheduler-file and clients (readSchedulerFile); removed when the scheduler closes",
+      "write the scheduler's address (and identity, as JSON) to this file once listening, for weft worker --scheduler-file and clients (readSchedulerFile); removed when the scheduler closes (a symlink is followed: the file it names is written and removed, the link kept)",
       schedulerFilePath,
     );
   return addHttpOptions(addTlsOptions(addFrameLimitOptions(addPreloadOption(cmd, "scheduler"))))
