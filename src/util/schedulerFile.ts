@@ -140,14 +140,27 @@ export async function removeSchedulerFile(
   );
   try {
     await rename(path, hidden);
-  } catch {
-    return; // gone already
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return; // gone already
+    // Left, it names a scheduler gone: a worker started with it waits on a dead address.
+    throw new Error(
+      `cannot remove the scheduler file ${given}: ${removalFailure(path, code)}; remove it by hand`,
+    );
   }
   if (await namesScheduler(hidden, id)) {
     await rm(hidden, { force: true });
     return;
   }
   await putBack(hidden, path);
+}
+
+/** Why the file at `path` could not be renamed aside, in the words of the error `code`. */
+function removalFailure(path: string, code: string | undefined): string {
+  const dir = dirname(path);
+  if (code === "EACCES" || code === "EPERM") return `${dir} does not allow it (${code})`;
+  if (code === "EROFS") return `${dir} is on a read-only file system (EROFS)`;
+  return `cannot rename it in ${dir} (${code ?? "UNKNOWN"})`;
 }
 
 /** Whether the file at `path` is a scheduler file naming the scheduler `id`. */

@@ -220,7 +220,12 @@ export async function runScheduler(
   if (scheduler.httpUrl !== null) ctx.stdout.write(`http at ${scheduler.httpUrl}\n`);
   logStopSignal(scheduler.logger, await stop(scheduler));
   await scheduler.close();
-  if (opts.schedulerFile !== undefined) await removeSchedulerFile(opts.schedulerFile, id);
+  if (opts.schedulerFile !== undefined) {
+    // The scheduler closed: its exit is not failed, but the user must clean up.
+    await removeSchedulerFile(opts.schedulerFile, id).catch((err: Error) => {
+      ctx.stderr.write(`weft scheduler: ${err.message}\n`);
+    });
+  }
   if (scheduler.status === "failed") {
     const why = scheduler.fault ?? "its state machine failed";
     ctx.stderr.write(`weft scheduler: stopped: ${why.split("\n")[0]}\n`);

@@ -1,4 +1,14 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -193,6 +203,55 @@ describe("--scheduler-file", () => {
         `weft status: no scheduler file at ${missing} after 300 ms (is the scheduler started with --scheduler-file?)\n`,
     );
   }, 30_000);
+
+  // A directory closed to this process as it runs: by its mode, or (root ignoring modes)
+  // by a read-only bind mount over it.
+  it("weft scheduler says so when it cannot remove its file as it closes, and exits as it would", async ({
+    skip,
+  }) => {
+    const sub = join(dir, "closed-later");
+    mkdirSync(sub);
+    const file = join(sub, "s.json");
+    const root = process.getuid?.() === 0;
+    let closedBy = "";
+    const close = (): void => {
+      if (!root) {
+        chmodSync(sub, 0o555);
+        closedBy = "does not allow it (EACCES)";
+      } else if (
+        spawnSync("mount", ["--bind", sub, sub]).status === 0 &&
+        spawnSync("mount", ["-o", "remount,ro,bind", sub]).status === 0
+      ) {
+        closedBy = "is on a read-only file system (EROFS)";
+      }
+    };
+    const ctx = context();
+    try {
+      await runScheduler(
+        {
+          listen: "tcp://127.0.0.1:0",
+          workerTtl: "30000",
+          logLevel: "silent",
+          schedulerFile: file,
+        },
+        ctx,
+        () => {
+          close();
+          return Promise.resolve();
+        },
+      );
+      if (closedBy === "") skip("no way to close the directory here");
+      // It was silence: the file stayed, naming a scheduler gone, and nothing said so.
+      expect(ctx.stderr.text).toBe(
+        `weft scheduler: cannot remove the scheduler file ${file}: ${sub} ${closedBy}; remove it by hand\n`,
+      );
+      expect(ctx.exitCode).toBe(0);
+      expect(existsSync(file)).toBe(true);
+    } finally {
+      if (root) spawnSync("umount", [sub]);
+      else chmodSync(sub, 0o755);
+    }
+  });
 
   it("weft scheduler cannot start when it cannot write the file", async () => {
     const ctx = context();
