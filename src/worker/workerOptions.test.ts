@@ -57,6 +57,37 @@ describe("resolveWorkerOptions: what a bad value's refusal shows", () => {
       expect(() => resolveWorkerOptions({ scheduler, ...options } as never)).toThrow(message);
     }
   });
+
+  it("refuses a wildcard contact address as one whatever its scheme, saying a wrong scheme too", () => {
+    // tls://0.0.0.0 for a tcp:// listener (or foo://) was refused for its scheme alone, as
+    // though tls:// would have made 0.0.0.0 an address peers reach.
+    const wildcard =
+      "0.0.0.0 means every interface to a listener, no address a peer on another host can connect to: give the worker's own host name or IP";
+    const refused = (listen: string, contactAddress: string, why: string) =>
+      expect(() => resolveWorkerOptions({ scheduler, listen, contactAddress })).toThrow(
+        new TypeError(
+          `Worker option contactAddress must be an address peers can connect to, such as tcp://10.0.0.1:4000, got "${contactAddress}": ${why}`,
+        ),
+      );
+    refused("tls://0.0.0.0:0", "tls://0.0.0.0:4000", wildcard);
+    refused("tcp://0.0.0.0:0", "tcp://0.0.0.0:4000", wildcard);
+    refused(
+      "tcp://0.0.0.0:0",
+      "tls://0.0.0.0:4000",
+      `${wildcard}; and this worker listens on tcp:// (listen tcp://0.0.0.0:0), which peers dialling tls:// would not reach`,
+    );
+    refused(
+      "tcp://0.0.0.0:0",
+      "foo://0.0.0.0:4000",
+      `${wildcard}; and unknown scheme "foo" (inproc, tcp or tls)`,
+    );
+    // A scheme alone wrong is said alone.
+    refused(
+      "tcp://0.0.0.0:0",
+      "tls://10.0.0.1:4000",
+      "this worker listens on tcp:// (listen tcp://0.0.0.0:0), which peers dialling tls:// would not reach",
+    );
+  });
 });
 
 describe("resolveWorkerOptions: threads", () => {

@@ -325,18 +325,13 @@ function contactAddress(address: string, listen: string): string {
   };
   if (typeof address !== "string" || address === "") fail("not an address");
   const { scheme, location } = splitScheme(address);
-  if (scheme !== "inproc" && scheme !== "tcp" && scheme !== "tls") {
-    fail(`unknown scheme ${JSON.stringify(scheme)} (inproc, tcp or tls)`);
-  }
-  // Peers dial the scheme advertised: tcp:// to a tls:// listener (or the reverse)
-  // registered, and every fetch from the worker failed in the handshake; an inproc://
-  // address for a TCP listener named no listener of this worker (another's, or none).
-  const listening = splitScheme(listen).scheme;
-  if (listening !== scheme) {
-    fail(
-      `this worker listens on ${listening}:// (listen ${listen}), which peers dialling ${scheme}:// would not reach`,
-    );
-  }
+  // Whatever the scheme: a wildcard in tls://0.0.0.0:4000 (or foo://) was said only
+  // after its scheme, as though another scheme would have made the address one.
+  const wildcard = scheme === "inproc" ? null : wildcardProblem(location);
+  const schemeWrong = schemeProblem(scheme, listen);
+  if (schemeWrong !== null)
+    fail(wildcard === null ? schemeWrong : `${wildcard}; and ${schemeWrong}`);
+  if (wildcard !== null) fail(wildcard);
   if (scheme === "inproc") return address;
   let host = "";
   let port = 0;
@@ -347,21 +342,44 @@ function contactAddress(address: string, listen: string): string {
   }
   // Said apart: "needs a host and a port" was said of tcp://typo:0, which gives both.
   if (host === "") fail("it names no host");
-  // Advertised, it was taken: a peer on another host dials its own machine there.
-  const wildcard = wildcardOf(host);
-  if (wildcard !== null) {
-    // `0` or `0.0` said as what the resolver reads them as, which a user may not know.
-    const what = host === wildcard ? host : `${host} (${wildcard} to the resolver)`;
-    fail(
-      `${what} means every interface to a listener, no address a peer on another host can connect to: give the worker's own host name or IP`,
-    );
-  }
   if (port === 0) {
     fail(
       "port 0 cannot be connected to (it means any free port to a listener): give the port the worker listens on",
     );
   }
   return `${scheme}://${location}`;
+}
+
+/** Why a contact address of `scheme` does not reach a worker listening at `listen`, or null. */
+function schemeProblem(scheme: string, listen: string): string | null {
+  if (scheme !== "inproc" && scheme !== "tcp" && scheme !== "tls") {
+    return `unknown scheme ${JSON.stringify(scheme)} (inproc, tcp or tls)`;
+  }
+  // Peers dial the scheme advertised: tcp:// to a tls:// listener (or the reverse)
+  // registered, and every fetch from the worker failed in the handshake; an inproc://
+  // address for a TCP listener named no listener of this worker (another's, or none).
+  const listening = splitScheme(listen).scheme;
+  if (listening === scheme) return null;
+  return `this worker listens on ${listening}:// (listen ${listen}), which peers dialling ${scheme}:// would not reach`;
+}
+
+/**
+ * Why the host of a contact address's `location` (`host:port`) is the wildcard, or
+ * null (a location that does not parse is said by the checks after).
+ * Advertised, it was taken: a peer on another host dials its own machine there.
+ */
+function wildcardProblem(location: string): string | null {
+  let host: string;
+  try {
+    ({ host } = parseHostPort(location));
+  } catch {
+    return null;
+  }
+  const wildcard = wildcardOf(host);
+  if (wildcard === null) return null;
+  // `0` or `0.0` said as what the resolver reads them as, which a user may not know.
+  const what = host === wildcard ? host : `${host} (${wildcard} to the resolver)`;
+  return `${what} means every interface to a listener, no address a peer on another host can connect to: give the worker's own host name or IP`;
 }
 
 /** `url` if its file exists; else a clear error (not a module loader's stack from a pool thread). */
