@@ -12,6 +12,7 @@ import { Worker } from "../../worker/worker.ts";
 import type { WorkerOptions } from "../../worker/workerOptions.ts";
 import { warnBareMilliseconds } from "./bareMilliseconds.ts";
 import { workerAddresses } from "./contactAddress.ts";
+import { contactHostWarning } from "./contactHost.ts";
 import { type CliContext, EXIT, serveDespiteOutputErrors } from "./context.ts";
 import { checkInprocScheduler } from "./inprocScheduler.ts";
 import { checkListenAddress } from "./listenAddress.ts";
@@ -256,6 +257,11 @@ export async function runWorker(
       deathTimeoutMs,
       logger: stderrLogger("weft.worker", opts.logLevel),
     });
+    // Once the Worker took the option (a literal wildcard refused there), before it registers.
+    if (opts.contactAddress !== undefined) {
+      const warning = await contactHostWarning(opts.contactAddress);
+      if (warning !== null) ctx.stderr.write(`weft worker: ${warning}\n`);
+    }
     // Told to give up (a signal, its nanny gone) while starting, as while waiting for a
     // scheduler that is not there: stop now rather than at --death-timeout.
     const starting = worker;
