@@ -239,6 +239,21 @@ describe("replaceWholeFile", () => {
     expect(lstatSync(join(sub, "first.json")).isSymbolicLink()).toBe(true);
     expect(lstatSync(join(sub, "second.json")).isSymbolicLink()).toBe(true);
     expect(readdirSync(join(sub, "real"))).toEqual(["s.json"]);
+    // A link reached through a symlinked directory, naming ../: up from the directory it
+    // is really in, as the system reads it, not from the symlinked directory's name.
+    mkdirSync(join(sub, "deep", "in"), { recursive: true });
+    writeFileSync(join(sub, "deep", "s.json"), "deep old");
+    symlinkSync(join("..", "s.json"), join(sub, "deep", "in", "up.json"));
+    symlinkSync(join("deep", "in"), join(sub, "shortcut"));
+    await replaceWholeFile(join(sub, "shortcut", "up.json"), "deep new");
+    expect(readFileSync(join(sub, "deep", "s.json"), "utf8")).toBe("deep new");
+    expect(readdirSync(sub).sort()).toEqual([
+      "deep",
+      "first.json",
+      "real",
+      "second.json",
+      "shortcut",
+    ]);
     // A loop is refused as the system refuses it.
     symlinkSync("loop-b.json", join(sub, "loop-a.json"));
     symlinkSync("loop-a.json", join(sub, "loop-b.json"));

@@ -225,7 +225,10 @@ export async function followedPath(path: string): Promise<string> {
       if (code === "EINVAL" || code === "ENOENT" || code === "ENOTDIR") return at;
       throw err;
     }
-    at = resolve(dirname(at), to);
+    // From the directory the link is really in: `..` in its target goes up from there,
+    // not from a symlinked directory's name in the path.
+    const dir = await realpath(dirname(at)).catch(() => dirname(at));
+    at = resolve(dir, to);
   }
   throw Object.assign(new Error(`too many levels of symbolic links at ${path}`), {
     code: "ELOOP",
