@@ -42,6 +42,25 @@ describe("bench:cluster-ab", () => {
     expect(records[1].tasks).toBe(331);
   });
 
+  it("runs the tasks on the workers' pool threads with executor threads", async () => {
+    const records: Record<string, unknown>[] = [];
+    await benchClusterAb(
+      {
+        base: ROOT,
+        graphs: ["chain"],
+        pairs: 1,
+        rounds: 1,
+        warmup: 0,
+        saturation: Infinity,
+        scale: 0.01,
+        executor: "threads",
+      },
+      (r) => records.push(r),
+    );
+    expect(records[0]).toMatchObject({ bench: "cluster-ab", executor: "threads" });
+    expect(records[1]).toMatchObject({ graph: "chain", checked: true });
+  });
+
   it("refuses a directory that is not a weft checkout, naming the missing file", async () => {
     const empty = mkdtempSync(join(tmpdir(), "weft-ab-"));
     onTestFinished(() => rmSync(empty, { recursive: true, force: true }));
@@ -83,6 +102,9 @@ describe("bench:cluster-ab", () => {
     );
     await expect(main(["--base", ROOT, "--pairs", "0"])).rejects.toThrow(
       "--pairs must be a positive integer",
+    );
+    await expect(main(["--base", ROOT, "--executor", "piscina"])).rejects.toThrow(
+      /--executor.*piscina.*inline, threads/,
     );
   });
 });

@@ -15,13 +15,14 @@
  * heap. See `docs/client.md` for what identical code gives.
  *
  *   npm run bench:cluster-ab -- --base ../weft-old [--graphs tree,map] [--rounds 4 --pairs 25]
+ *     [--executor threads]
  *
  * Prints one JSON line per graph, after one for the configuration.
  */
 
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Command } from "commander";
+import { Command, Option } from "commander";
 import { clusterRunOptions, graphNames, positiveInteger } from "../src/bench/benchOptions.ts";
 import { scaledGraph } from "../src/bench/clusterGraphs.ts";
 import { median, round } from "../src/bench/stats.ts";
@@ -53,6 +54,8 @@ export interface ClusterAbOptions {
   readonly saturation: number;
   /** Multiply the graph sizes (quick checks). */
   readonly scale: number;
+  /** How the workers run tasks: on the worker's main thread, or on its pool threads. Default inline. */
+  readonly executor?: "inline" | "threads";
 }
 
 const SIDE_SCRIPT = fileURLToPath(new URL("./clusterAbSide.ts", import.meta.url));
@@ -74,10 +77,11 @@ export async function benchClusterAb(
     pairsPerRound: o.pairs,
     warmup: o.warmup,
     workerSaturation: Number.isFinite(o.saturation) ? o.saturation : "inf",
+    executor: o.executor ?? "inline",
     node: process.version,
     nodeFlags: heapFlags(),
   });
-  const sideArgs = [String(o.saturation), String(o.scale)];
+  const sideArgs = [String(o.saturation), String(o.scale), o.executor ?? "inline"];
   const results = await pairedRuns(o.graphs, o, (side) =>
     Side.start(side, SIDE_SCRIPT, [side === "base" ? base : here, ...sideArgs], heapFlags()),
   );
@@ -115,6 +119,11 @@ export async function main(argv: readonly string[]): Promise<number> {
     .option("--pairs <n>", "timed pairs per graph and round", "25")
     .option("--warmup <n>", "untimed runs per graph, side and round first", "3")
     .option("--saturation <x>", "worker saturation (root-task queuing); inf disables", "inf")
+    .addOption(
+      new Option("--executor <kind>", "how workers run tasks (threads: on their pool threads)")
+        .choices(["inline", "threads"])
+        .default("inline"),
+    )
     .option(
       "--scale <x>",
       "multiply the graph sizes (quick checks; > 0, at most 10, spawn at most 2)",
@@ -129,7 +138,16 @@ export async function main(argv: readonly string[]): Promise<number> {
   const { warmup, saturation, scale } = clusterRunOptions(opts);
   const graphs = graphNames(opts.graphs, scale);
   await benchClusterAb(
-    { base: opts.base, graphs, pairs, rounds, warmup, saturation, scale },
+    {
+      base: opts.base,
+      graphs,
+      pairs,
+      rounds,
+      warmup,
+      saturation,
+      scale,
+      executor: opts.executor as "inline" | "threads",
+    },
     (record) => process.stdout.write(`${JSON.stringify(record)}\n`),
   );
   return 0;

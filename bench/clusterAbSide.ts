@@ -3,7 +3,7 @@
  * `clusterAb.ts`): a LocalCluster of 2 workers × 1 thread from the checkout
  * at `root`, running that checkout's benchmark graphs when asked.
  *
- *   (forked) clusterAbSide.ts ROOT SATURATION SCALE
+ *   (forked) clusterAbSide.ts ROOT SATURATION SCALE [EXECUTOR]
  *
  * Messages (pairedSides.ts): it sends `{ op: "ready" }` once its cluster runs (or
  * `{ op: "failed", error }`); to `{ op: "run", id, name, prefix }` it runs the graph
@@ -55,7 +55,12 @@ function send(reply: SideReply): void {
   process.send?.(reply);
 }
 
-async function serve(root: string, saturation: number, scale: number): Promise<void> {
+async function serve(
+  root: string,
+  saturation: number,
+  scale: number,
+  executor: string,
+): Promise<void> {
   const problem = checkoutProblem(root);
   if (problem !== null) throw new Error(problem);
   const files = checkoutFiles(root);
@@ -74,7 +79,7 @@ async function serve(root: string, saturation: number, scale: number): Promise<v
   const cluster = await LocalCluster.start({
     workers: 2,
     threadsPerWorker: 1,
-    executor: "inline",
+    executor,
     protocol: "inproc",
     taskModules: [pathToFileURL(files.tasks).href],
     scheduler: { state: { workerSaturation: saturation } },
@@ -115,8 +120,8 @@ async function serve(root: string, saturation: number, scale: number): Promise<v
 
 if (isEntryPoint(import.meta.url)) {
   exitQuietlyWhenStdoutCloses();
-  const [root, saturation, scale] = process.argv.slice(2);
-  serve(root, Number(saturation), Number(scale)).catch((err: unknown) => {
+  const [root, saturation, scale, executor = "inline"] = process.argv.slice(2);
+  serve(root, Number(saturation), Number(scale), executor).catch((err: unknown) => {
     send({ op: "failed", error: err instanceof Error ? err.message : String(err) });
     process.exit(1);
   });
