@@ -2059,8 +2059,8 @@ export class Client implements FutureHost, GatherHost, ActorHost {
    * Send the messages queued for the scheduler (`Pub.put`s, releases of
    * futures, …) now rather than within the next couple of milliseconds, and
    * resolve once they are on their way; at once if the client is closed. A
-   * task on a pool thread has its client's flushed before its result goes:
-   * the thread may stop between tasks.
+   * task on a pool thread has its client's flushed before its result goes, so
+   * that they reach the scheduler first.
    */
   async flush(): Promise<void> {
     if (this.closedError !== null) return;

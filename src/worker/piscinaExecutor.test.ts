@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -162,6 +162,54 @@ describe("PiscinaExecutor", () => {
     await expect(PiscinaExecutor.start({ nthreads: 1, taskModules: [missing] })).rejects.toThrow(
       /worker thread pool failed to start: .*noSuchTasks/,
     );
+  });
+});
+
+describe("PiscinaExecutor, what a task leaves running on its thread once it returns", () => {
+  // An idle thread's event loop turns, as a Python thread's work goes on in Dask: with
+  // piscina's default (atomics "sync") it was stopped in Atomics.wait until the thread's
+  // next task, and what a synchronous task had left waited that long, or was lost.
+  let executor: PiscinaExecutor;
+  let dir: string;
+  const threadErrors: Error[] = [];
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "weft-left-running-"));
+    // One thread, left idle after each task: nothing else turns its loop.
+    executor = await PiscinaExecutor.start({
+      nthreads: 1,
+      taskModules: [TEST_TASKS],
+      onThreadError: (err) => threadErrors.push(err),
+    });
+  });
+  afterAll(async () => {
+    await executor.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const go = (fn: string, args: unknown[]) =>
+    executor.run({ key: `k-${fn}`, fn, args }, noControl, new AbortController().signal);
+  const contents = (file: string) => (existsSync(file) ? readFileSync(file, "utf8") : null);
+
+  it("a timer a task left fires on the idle thread", async () => {
+    const file = join(dir, "timer");
+    expect(await go("appendLater", [file, "fired", 10])).toMatchObject({ value: "returned" });
+    await vi.waitFor(() => expect(contents(file)).toBe("fired"), { timeout: 5_000 });
+  });
+
+  it("a write through a stream a task did not wait for reaches its file", async () => {
+    const file = join(dir, "stream");
+    expect(await go("appendThroughStream", [file, "written"])).toMatchObject({ value: "returned" });
+    await vi.waitFor(() => expect(contents(file)).toBe("written"), { timeout: 5_000 });
+  });
+
+  it("a leftover timer that throws ends the idle thread, not the next task on it", async () => {
+    expect(await go("throwLater", [10])).toMatchObject({ value: "returned" });
+    await vi.waitFor(
+      () => expect(threadErrors.map((e) => e.message)).toEqual(["uncaught in a timer"]),
+      {
+        timeout: 5_000,
+      },
+    );
+    expect(await go("inc", [1])).toMatchObject({ status: "ok", value: 2 });
   });
 });
 

@@ -151,6 +151,14 @@ export class PiscinaExecutor implements Executor {
       idleTimeout: o.idleTimeoutMs ?? 10_000,
       workerData,
       recordTiming: false,
+      // Tasks come and results go as message-port events, and an idle thread's event
+      // loop turns: with piscina's default ("sync") an idle thread blocks in
+      // Atomics.wait, so that what a task left behind (a timer, a stream's write, a
+      // promise it did not return) waited for the thread's next task, or was lost
+      // with the thread at close, where a Python thread's work in Dask goes on.
+      // ("async" turns the loop too, with a shared-memory waiter besides the port's
+      // events; neither measured dearer than "sync": docs/benchmarks-log.md.)
+      atomics: "disabled",
     });
     const executor = new PiscinaExecutor(
       pool,

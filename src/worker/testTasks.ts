@@ -3,6 +3,7 @@
  * thread and, for the inline executor, by the main thread).
  */
 
+import { appendFileSync, createWriteStream } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { getHeapStatistics } from "node:v8";
 import { BroadcastChannel, threadId } from "node:worker_threads";
@@ -50,6 +51,16 @@ defineTask("throwLater", (ms: number) => {
   setTimeout(() => {
     throw new Error("uncaught in a timer");
   }, ms);
+  return "returned";
+});
+/** Returns at once, leaving a timer that appends `text` to `file` after `ms`. */
+defineTask("appendLater", (file: string, text: string, ms: number) => {
+  setTimeout(() => appendFileSync(file, text), ms);
+  return "returned";
+});
+/** Returns as soon as it has written `text` to `file` through a stream: the write is still on its way. */
+defineTask("appendThroughStream", (file: string, text: string) => {
+  createWriteStream(file, { flags: "a" }).end(text);
   return "returned";
 });
 defineTask("reschedule", () => {

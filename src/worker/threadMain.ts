@@ -224,9 +224,8 @@ export async function handle(job: ThreadJob): Promise<ThreadReply> {
     hooksFor(job.token),
     (v) => serialize(v),
   );
-  // Between tasks piscina stops this thread's event loop (Atomics.wait): what
-  // the task's client queued (a Pub.put, a release) leaves now, or would wait
-  // for the thread's next task.
+  // What the task's client queued (a Pub.put, a release) leaves before the
+  // task's result does (its batch would otherwise wait for its interval).
   await flushThreadClient();
   const reply: ThreadReply = { kind: "done", outcome };
   // The serialized value is moved to the main thread, not copied again.
