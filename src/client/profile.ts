@@ -255,8 +255,9 @@ export function mergeProfiles(
 
 /**
  * Whether a sample in `f` is a thread waiting for work: V8's `(idle)` (an
- * event loop with nothing to do), or piscina's loop blocked in `Atomics.wait`
- * for the next task, which V8 samples as running JavaScript.
+ * event loop with nothing to do, as an idle pool thread's is), or piscina's
+ * loop blocked in `Atomics.wait` for the next task, which V8 samples as running
+ * JavaScript: the pool threads of workers before 2026-12-07 waited so.
  */
 function isIdle(f: CpuProfile["nodes"][number]["callFrame"]): boolean {
   return (

@@ -10,9 +10,11 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { BroadcastChannel, type Worker as Thread } from "node:worker_threads";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { threadTimes } from "../client/profile.ts";
 import type { ExecuteOutcome, RunControl } from "./executor.ts";
 import { MOVE_MIN_BYTES, ownBuffer } from "./ownBuffer.ts";
 import { PiscinaExecutor } from "./piscinaExecutor.ts";
+import { CpuProfiler } from "./profiler.ts";
 import { TEST_TASKS } from "./testWorker.ts";
 
 const run = promisify(execFile);
@@ -199,6 +201,19 @@ describe("PiscinaExecutor, what a task leaves running on its thread once it retu
     const file = join(dir, "stream");
     expect(await go("appendThroughStream", [file, "written"])).toMatchObject({ value: "returned" });
     await vi.waitFor(() => expect(contents(file)).toBe("written"), { timeout: 5_000 });
+  });
+
+  it("its idle thread still profiles as idle, its loop waiting rather than piscina's Atomics.wait", async () => {
+    await go("inc", [1]);
+    const profiler = new CpuProfiler(() => executor.threadIds());
+    await profiler.start("idle", { intervalUs: 1000, maxMs: 60_000 });
+    await new Promise((r) => setTimeout(r, 300));
+    const got = await profiler.stop("idle");
+    const [pool] = got.threads.filter((t) => t.thread !== "main");
+    const { sampledMs, idleMs } = threadTimes(pool.profile);
+    expect(sampledMs).toBeGreaterThan(100);
+    // All but a few samples (a timer's turn of the loop) are idle.
+    expect(idleMs).toBeGreaterThan(sampledMs * 0.8);
   });
 
   it("a leftover timer that throws ends the idle thread, not the next task on it", async () => {
