@@ -20,6 +20,13 @@ export {
   NO_FAULTS,
   parseFaults,
 } from "./faults.ts";
+export {
+  GRAPH_TASK_DURATION,
+  GRAPH_TASK_NBYTES,
+  type GraphWorkloadOptions,
+  graphWorkload,
+  type TaskCost,
+} from "./graphWorkload.ts";
 export type { HookContext, SimHooks } from "./hooks.ts";
 export { Network } from "./network.ts";
 export {

@@ -6,7 +6,9 @@
 import { checkKnownOptions, type OptionNames } from "../util/knownOptions.ts";
 import { showValue } from "../util/showValue.ts";
 import { DEFAULT_FAULT_RATES, FAULT_KINDS, type FaultRates, faultRateProblem } from "./faults.ts";
+import { isGivenWorkload, workloadProblem } from "./givenWorkload.ts";
 import type { SimHooks } from "./hooks.ts";
+import type { Workload } from "./workload.ts";
 
 /**
  * The graph workloads the simulator can generate (and `bench:sim` can size). `mix`
@@ -45,12 +47,17 @@ export interface SimOptions {
   workers?: number;
   /** Each worker gets 1 to this many threads. Default 2. */
   maxThreads?: number;
-  /** Which graph the client submits. Default `random`. */
-  workload?: WorkloadKind;
   /**
-   * Size of the workload: tasks of a random DAG, tasks of `map`, leaves of
+   * Which graph the client submits: a built-in kind, or a workload of the
+   * program's own (`graphWorkload(graph)` reads a task graph as one). Default
+   * `random`.
+   */
+  workload?: WorkloadKind | Workload;
+  /**
+   * Size of a built-in workload: tasks of a random DAG, tasks of `map`, leaves of
    * `tree`, partitions of `shuffle`, length of `chain`, loads of `configured`.
-   * Default 40.
+   * Default 40. A given workload has its own tasks: the run's options say how
+   * many, and it may only say that number.
    */
   tasks?: number;
   /** Fault rates; 0 turns a fault off. Default: every fault at its default rate. */
@@ -172,7 +179,7 @@ export interface SimOptions {
    * chance, drawn from a random stream of its own, so that the graph is the
    * same whatever the share, and a share of 0 draws nothing: the runs are
    * those they were before actors came. Scattered data is never one. 0 to 1;
-   * default 0.1.
+   * default 0.1. A given workload's tasks are actors as it says (its share is 0).
    */
   actors?: number;
   /** Virtual seconds without progress that count as a deadlock. Default 60. */
@@ -343,7 +350,7 @@ export function resolveSimOptions(o: SimOptions): ResolvedSimOptions {
   }
   checkKnownOptions("simulate", o, OPTION_NAMES);
   checkOptionTypes(o);
-  const r: ResolvedSimOptions = { ...SIM_DEFAULTS, ...stripUndefined(o), hooks: o.hooks ?? null };
+  let r: ResolvedSimOptions = { ...SIM_DEFAULTS, ...stripUndefined(o), hooks: o.hooks ?? null };
   if (!Number.isSafeInteger(r.seed) || r.seed < 0) {
     throw new RangeError(`seed must be an integer ≥ 0, got ${r.seed}`);
   }
@@ -363,7 +370,9 @@ export function resolveSimOptions(o: SimOptions): ResolvedSimOptions {
       `workers must be at most ${MAX_SIM_WORKERS}, got ${r.workers} (a run's cost grows as the square of its workers: ${MAX_SIM_WORKERS} take minutes)`,
     );
   }
-  const built = builtTasks(r.workload, r.tasks);
+  const given = isGivenWorkload(r.workload);
+  if (given) r = resolveGivenWorkload(o, r);
+  const built = given ? r.tasks : builtTasks(r.workload as WorkloadKind, r.tasks);
   if (built > MAX_SIM_TASKS) {
     throw new RangeError(
       `tasks: a ${r.workload} workload of ${r.tasks} builds about ${built} tasks; at most ${MAX_SIM_TASKS} (each lives in the simulated scheduler, a worker and the client: more runs out of memory)`,
@@ -373,7 +382,7 @@ export function resolveSimOptions(o: SimOptions): ResolvedSimOptions {
   if (!Number.isSafeInteger(r.maxEvents) || r.maxEvents < 1) {
     throw new RangeError(`maxEvents must be an integer ≥ 1, got ${r.maxEvents}`);
   }
-  if (!(SIM_WORKLOAD_KINDS as readonly string[]).includes(r.workload)) {
+  if (!given && !(SIM_WORKLOAD_KINDS as readonly string[]).includes(r.workload as string)) {
     throw new RangeError(
       `workload must be one of ${SIM_WORKLOAD_KINDS.join(", ")}, got ${String(r.workload)}`,
     );
@@ -422,6 +431,33 @@ export function resolveSimOptions(o: SimOptions): ResolvedSimOptions {
     const problem = faultRateProblem(kind, r.faults[kind]);
     if (problem !== null) throw new RangeError(`faults.${kind}: ${problem}, got ${r.faults[kind]}`);
   }
+  return checkTimings(r);
+}
+
+/**
+ * `r` for a workload the program gave (`o.workload`), checked: `tasks` may only
+ * repeat its number of tasks and `actors` only 0, as a run's options do (passed
+ * back, they run it again), since neither could change it.
+ */
+function resolveGivenWorkload(o: SimOptions, r: ResolvedSimOptions): ResolvedSimOptions {
+  const w = r.workload as Workload;
+  const problem = workloadProblem(w, MAX_SIM_TASKS);
+  if (problem !== null) throw new RangeError(`workload ${problem}`);
+  if (o.tasks !== undefined && o.tasks !== w.tasks.length) {
+    throw new RangeError(
+      `tasks sizes the built-in workloads; the given workload has ${w.tasks.length} tasks of its own (leave tasks out)`,
+    );
+  }
+  if (o.actors !== undefined && o.actors !== 0) {
+    throw new RangeError(
+      "actors makes a share of a built-in workload's tasks actors; a given workload's tasks are actors as it says (set actor on its tasks, leave actors out)",
+    );
+  }
+  return { ...r, tasks: w.tasks.length, actors: 0 };
+}
+
+/** `r`, once its timing options (latency against the timeouts) are checked. */
+function checkTimings(r: ResolvedSimOptions): ResolvedSimOptions {
   if (r.heartbeatTimeout <= r.heartbeatInterval) {
     throw new RangeError("heartbeatTimeout must exceed heartbeatInterval");
   }

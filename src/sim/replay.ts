@@ -50,7 +50,14 @@ const NO_FLAG: readonly Exclude<keyof ResolvedSimOptions, "seed" | "hooks">[] = 
  */
 export function replayCommand(o: ResolvedSimOptions, customHooks = false): string {
   const parts = ["weft sim", `--seed ${o.seed}`];
+  const extra: string[] = [];
+  const given = typeof o.workload === "object" ? o.workload : null;
+  // A graph's flags build it again; a program's own workload no flag can give.
+  if (given?.flags !== undefined) parts.push(given.flags);
+  else if (given !== null) extra.push(`workload=${given.name} (a program's)`);
   for (const [name, flag] of FLAGS) {
+    // A given workload has its own tasks and actors: its options only repeat them.
+    if (given !== null && (name === "workload" || name === "tasks" || name === "actors")) continue;
     // An option the workload leaves without effect replays the same run left out, and
     // `weft sim` refuses its flag.
     if (o[name] !== SIM_DEFAULTS[name] && !withoutEffect(o.workload, name)) {
@@ -69,9 +76,9 @@ export function replayCommand(o: ResolvedSimOptions, customHooks = false): strin
     parts.push(`--active-memory-manager-interval ${o.activeMemoryManagerInterval}`);
   }
   if (!o.releasePhase) parts.push("--no-release");
-  const extra = NO_FLAG.filter((name) => o[name] !== SIM_DEFAULTS[name]).map(
-    (name) => `${name}=${String(o[name])}`,
-  );
+  for (const name of NO_FLAG) {
+    if (o[name] !== SIM_DEFAULTS[name]) extra.push(`${name}=${String(o[name])}`);
+  }
   if (customHooks) extra.push("custom hooks");
   if (extra.length > 0) parts.push(`(not weft sim flags: ${extra.join(", ")})`);
   return parts.join(" ");

@@ -52,7 +52,11 @@ function candidates(o: ResolvedSimOptions): Candidate[] {
   const { seed: _seed, hooks: _hooks, ...base } = o;
   const out: Candidate[] = [];
   for (const workers of halve(o.workers, 1)) out.push({ ...base, workers });
-  for (const tasks of halve(o.tasks, 1)) out.push({ ...base, tasks });
+  // A given workload (a user's graph) is the case under test: its faults, workers
+  // and threads shrink, not the graph.
+  if (typeof o.workload !== "object") {
+    for (const tasks of halve(o.tasks, 1)) out.push({ ...base, tasks });
+  }
   for (const kind of FAULT_KINDS) {
     if (o.faults[kind] > 0) out.push({ ...base, faults: { ...o.faults, [kind]: 0 } });
   }

@@ -47,6 +47,12 @@ export interface Workload {
   readonly wanted: readonly number[];
   /** `{resource: amount}` the workers supplying restricted resources get. */
   readonly workerResources?: Resources;
+  /**
+   * The `weft sim` flags that build it again (`--graph FILE …`), for the replay
+   * line of its runs; none for the built-in workloads (their `--workload` names
+   * them) and the workloads a program builds.
+   */
+  readonly flags?: string;
 }
 
 /** Indices of every task some wanted task needs, itself included. */

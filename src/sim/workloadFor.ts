@@ -33,9 +33,11 @@ const MIXABLE: readonly Exclude<WorkloadKind, "mix">[] = [
  * is drawn from `rng` (random DAGs half the time) and the benchmark graphs are
  * sized to about `o.tasks` tasks. `scatter` is the `random` DAG of the same seed
  * with some of its roots scattered. `configured` draws once from `rng`: whether
- * its client scatters `config` ({@link SCATTERED_CONFIG}).
+ * its client scatters `config` ({@link SCATTERED_CONFIG}). A given workload is
+ * itself, drawing nothing.
  */
 export function workloadFor(o: ResolvedSimOptions, rng: SimRng): Workload {
+  if (typeof o.workload === "object") return o.workload;
   let kind = o.workload;
   let size = o.tasks;
   if (kind === "mix") {

@@ -7,6 +7,7 @@
  */
 
 import type { SimOptions, WorkloadKind } from "./options.ts";
+import type { Workload } from "./workload.ts";
 
 /** Options that act only in runs with scattered data. */
 export const SCATTERED_DATA_OPTIONS = ["replicate", "replicateOne", "rebalance", "retire"] as const;
@@ -25,10 +26,22 @@ export type ScatterBoundOption =
  * client scatters `config` is drawn per seed, so that every option acts in some of
  * its runs. `mix` never draws `scatter`.
  */
-export function optionsWithoutEffect(workload: WorkloadKind): {
+export function optionsWithoutEffect(workload: WorkloadKind | Workload): {
   readonly options: readonly ScatterBoundOption[];
   readonly why: string;
 } {
+  if (typeof workload === "object") {
+    // A given workload scatters what it says, in every run.
+    return workload.tasks.some((t) => t.scattered === true)
+      ? {
+          options: UNSCATTERED_OPTIONS,
+          why: "acts only on runs without scattered data, and this workload scatters some",
+        }
+      : {
+          options: SCATTERED_DATA_OPTIONS,
+          why: "acts only on runs with scattered data (the scatter workload, and configured with its config scattered), and a graph has none",
+        };
+  }
   if (workload === "configured") return { options: [], why: "" };
   if (workload === "scatter") {
     return {
@@ -43,6 +56,6 @@ export function optionsWithoutEffect(workload: WorkloadKind): {
 }
 
 /** True if `name` can change nothing in a run of `workload`. */
-export function withoutEffect(workload: WorkloadKind, name: keyof SimOptions): boolean {
+export function withoutEffect(workload: WorkloadKind | Workload, name: keyof SimOptions): boolean {
   return (optionsWithoutEffect(workload).options as readonly string[]).includes(name);
 }

@@ -71,6 +71,22 @@ function bytesPerSecond(v: string): number {
   return n;
 }
 
+/** A task's result size in bytes, as Dask writes a size (`1MB`, `64KiB`, a bare number). */
+function bytes(v: string): number {
+  let n: number;
+  try {
+    n = parseBytes(v);
+  } catch (err) {
+    throw new InvalidArgumentError(
+      `expected bytes such as 1MB, 64KiB or 5e6, got '${v}': ${(err as Error).message}`,
+    );
+  }
+  if (!(Number.isSafeInteger(n) && n >= 0)) {
+    throw new InvalidArgumentError(`expected a whole number of bytes ≥ 0, got '${v}'`);
+  }
+  return n;
+}
+
 function share(v: string): number {
   const n = parseDecimal(v);
   if (!(n >= 0 && n <= 1))
@@ -79,6 +95,14 @@ function share(v: string): number {
 }
 
 const HELP_AFTER = [
+  "",
+  "Your own graph (--graph FILE): the graph files weft run takes, a JSON graph",
+  '{key: [fn, ...args]} or {"graph": {...}, "keys": [...]}, or a module exporting',
+  "graph (and keys). Its tasks keep their dependencies and function names, but the",
+  "simulator does not run your functions: each task computes a checksum of its",
+  "inputs, so a run tests how the cluster schedules the graph and survives faults,",
+  "not what it computes. Every task runs --task-duration (default 50ms) and makes",
+  "--task-nbytes (default 1MB). --shrink then shrinks workers, threads and faults.",
   "",
   "Faults (--faults all | none | kind[=rate],…):",
   ...FAULT_KINDS.map((k) => `  ${k.padEnd(11)} ${FAULT_DESCRIPTIONS[k]}`),
@@ -109,6 +133,20 @@ export function simCommand(ctx: CliContext): Command {
       "--tasks <n>",
       "workload size: tasks (random, pinned, scatter, map), leaves (tree), partitions (shuffle), length (chain), loads (configured); default 40",
       integer(1),
+    )
+    .option(
+      "--graph <file>",
+      "simulate this graph file (as weft run takes: .json or a module) instead of a --workload; its functions are not run (see below)",
+    )
+    .option(
+      "--task-duration <s|duration>",
+      "with --graph: each task's mean compute time, in virtual seconds or such as 50ms (default 50ms)",
+      seconds,
+    )
+    .option(
+      "--task-nbytes <bytes>",
+      "with --graph: each task's result size, such as 1MB or 64KiB (default 1MB)",
+      bytes,
     )
     .option(
       "--workers <n>",

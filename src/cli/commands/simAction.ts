@@ -22,12 +22,15 @@ import {
 import { addResult, emptySummary, type SimSummary, seedsPassSafeRange } from "../../sim/runMany.ts";
 import { type ShrinkResult, shrink } from "../../sim/shrink.ts";
 import { type SimResult, Simulation, simulate } from "../../sim/simulation.ts";
+import type { Workload } from "../../sim/workload.ts";
 import { optionsWithoutEffect } from "../../sim/workloadOptions.ts";
 import { fileNameProblem, outputProblem } from "../../util/outputFile.ts";
 import { type CliContext, EXIT } from "./context.ts";
+import { GraphInputError } from "./graphInput.ts";
 import { BAR_KEEPS_TERMINAL, progressBar } from "./progress.ts";
 import { untilSignal } from "./serveUntil.ts";
 import { SIM_OPTION_FLAGS, withSimFlags } from "./simFlags.ts";
+import { loadSimGraph } from "./simGraph.ts";
 
 /** Options of `weft sim` as commander parses them. */
 export interface SimCliOptions {
@@ -36,6 +39,9 @@ export interface SimCliOptions {
   readonly from?: number;
   readonly workload: WorkloadKind;
   readonly tasks?: number;
+  readonly graph?: string;
+  readonly taskDuration?: number;
+  readonly taskNbytes?: number;
   readonly workers?: number;
   readonly maxThreads?: number;
   readonly outgoingLimit?: number;
@@ -67,7 +73,7 @@ export interface SimCliOptions {
   readonly dump?: string;
 }
 
-function simOptionsOf(o: SimCliOptions): Omit<SimOptions, "seed"> {
+function simOptionsOf(o: SimCliOptions, graph: Workload | null): Omit<SimOptions, "seed"> {
   let faults: SimOptions["faults"];
   try {
     faults = parseFaults(o.faults ?? "all");
@@ -76,7 +82,7 @@ function simOptionsOf(o: SimCliOptions): Omit<SimOptions, "seed"> {
     throw new InvalidArgumentError(`--faults: ${(e as Error).message}`);
   }
   return {
-    workload: o.workload,
+    workload: graph ?? o.workload,
     tasks: o.tasks,
     workers: o.workers,
     maxThreads: o.maxThreads,
@@ -270,6 +276,35 @@ async function runMany(
 }
 
 /**
+ * Why the flags that choose the workload do not go together, or null: `--graph`
+ * is the workload, which `--workload`, `--tasks` and `--actors` would choose or
+ * change (the graph's tasks are what it says), and the task costs need a graph.
+ */
+function graphFlagsProblem(opts: SimCliOptions, cmd: Command): string | null {
+  if (opts.graph === undefined) {
+    for (const [name, flag] of [
+      ["taskDuration", "--task-duration"],
+      ["taskNbytes", "--task-nbytes"],
+    ] as const) {
+      if (opts[name] !== undefined) {
+        return `${flag} sets the tasks of a --graph FILE (the built-in workloads have their own)`;
+      }
+    }
+    return null;
+  }
+  if (cmd.getOptionValueSource("workload") === "cli") {
+    return "--graph and --workload both choose the graph the client submits: give one";
+  }
+  if (opts.tasks !== undefined) {
+    return "--tasks sizes the built-in workloads; a --graph has its own tasks: leave --tasks out";
+  }
+  if (opts.actors !== undefined) {
+    return "--actors makes a share of a built-in workload's tasks actors; a --graph's tasks are not (leave --actors out)";
+  }
+  return null;
+}
+
+/**
  * `weft sim` as `cmd` parsed it into `opts`: one seed, or `--runs` of them,
  * after checking that the options go together.
  */
@@ -311,9 +346,24 @@ export async function runSim(opts: SimCliOptions, cmd: Command, ctx: CliContext)
     });
     return;
   }
+  const graphProblem = graphFlagsProblem(opts, cmd);
+  if (graphProblem !== null) {
+    cmd.error(`error: ${graphProblem}`, { exitCode: EXIT.usage });
+    return;
+  }
+  let graph: Workload | null = null;
+  if (opts.graph !== undefined) {
+    try {
+      graph = await loadSimGraph({ ...opts, graph: opts.graph });
+    } catch (e) {
+      if (!(e instanceof GraphInputError)) throw e;
+      cmd.error(`error: --graph ${e.message}`, { exitCode: EXIT.usage });
+      return;
+    }
+  }
   // A share of requests the workload never makes (or of restarts it never makes) would
   // be ignored, unsaid: the run would look as if it had tried them.
-  const idle = optionsWithoutEffect(opts.workload);
+  const idle = optionsWithoutEffect(graph ?? opts.workload);
   for (const name of idle.options) {
     if (opts[name] !== undefined) {
       cmd.error(`error: ${SIM_OPTION_FLAGS[name]} ${idle.why}`, { exitCode: EXIT.usage });
@@ -338,7 +388,7 @@ export async function runSim(opts: SimCliOptions, cmd: Command, ctx: CliContext)
   }
   let base: Omit<SimOptions, "seed">;
   try {
-    base = simOptionsOf(opts);
+    base = simOptionsOf(opts, graph);
     resolveSimOptions({ ...base, seed: opts.seed }); // checks them together, before running
   } catch (e) {
     cmd.error(`error: ${withSimFlags((e as Error).message)}`, { exitCode: EXIT.usage });

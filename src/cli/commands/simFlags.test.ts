@@ -42,6 +42,8 @@ test("every flag of weft sim that sets a simulator option is in the table, and n
   const cmd = simCommand(testContext());
   /** Flags that steer the command itself, not a run's options. */
   const commandOnly = ["--runs", "--from", "--no-shrink", "--verbose", "--dump", "--json"];
+  // With --workload, these build the workload option (a graph file's), named by its flags.
+  commandOnly.push("--graph", "--task-duration", "--task-nbytes");
   const flags = cmd.options.map((o) => o.long).filter((f) => f !== undefined);
   const inTable = Object.values(SIM_OPTION_FLAGS);
   expect(new Set(inTable).size).toBe(inTable.length);

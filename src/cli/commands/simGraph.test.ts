@@ -1,0 +1,123 @@
+/** `weft sim --graph FILE`: a user's graph file run in the simulator. */
+
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, expect, test } from "vitest";
+import { runWeft } from "../testContext.ts";
+
+const weft = (...args: string[]) => runWeft(args);
+const dir = mkdtempSync(join(tmpdir(), "weft-sim-graph-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function file(name: string, content: unknown): string {
+  const path = join(dir, name);
+  writeFileSync(path, typeof content === "string" ? content : JSON.stringify(content));
+  return path;
+}
+
+const GRAPH = {
+  a: ["load", "part-1.csv"],
+  b: ["load", "part-2.csv"],
+  c: ["add", "a", "b"],
+  d: ["inc", "c"],
+  e: ["mul", "c", "a"],
+};
+
+test("weft sim --graph runs the graph file under faults, seed after seed, with the right values", async () => {
+  const g = file("g.json", GRAPH);
+  // Tasks of a second: long enough for workers to die under them.
+  const r = await weft(
+    "sim",
+    "--graph",
+    g,
+    "--runs",
+    "8",
+    "--workers",
+    "3",
+    "--task-duration",
+    "1s",
+    "--verbose",
+  );
+  expect(r.code, r.err).toBe(0);
+  expect(r.out).toMatch(/^seed 1: ok graph\(5\), /m);
+  expect(r.out).toMatch(/^fault: death +[1-9]/m);
+  expect(r.out.trimEnd().split("\n").at(-1)).toBe("8 passed, 0 failed");
+  // The wrapper form's keys choose what is wanted, and a module's graph is read as weft run reads it.
+  const wrapped = file("w.json", { graph: GRAPH, keys: ["c"] });
+  expect((await weft("sim", "--graph", wrapped, "--seed", "2")).out).toMatch(
+    /^seed 2: ok graph\(3\)/,
+  );
+  const mod = file(
+    "g.mjs",
+    `export const graph = ${JSON.stringify(GRAPH)};\nexport const keys = ["d"];\n`,
+  );
+  expect((await weft("sim", "--graph", mod, "--seed", "2")).out).toMatch(/^seed 2: ok graph\(4\)/);
+});
+
+test("the same seed gives the same run, and a failure's replay line, naming --graph, reproduces it", async () => {
+  const g = file("replay.json", GRAPH);
+  const args = [
+    "sim",
+    "--graph",
+    g,
+    "--seed",
+    "3",
+    "--task-duration",
+    "20ms",
+    "--task-nbytes",
+    "2kB",
+  ];
+  const once = await weft(...args);
+  expect(once.code).toBe(0);
+  expect((await weft(...args)).out).toBe(once.out);
+  const failing = await weft(
+    ...args,
+    "--variant",
+    "wrong-value",
+    "--faults",
+    "none",
+    "--no-shrink",
+  );
+  expect(failing.code).toBe(1);
+  const replay = /^ {2}replay: weft (.*)$/m.exec(failing.out)?.[1] as string;
+  expect(replay).toBe(
+    `sim --seed 3 --graph ${g} --task-duration 0.02 --task-nbytes 2000 --variant wrong-value --faults none`,
+  );
+  const again = await weft(...replay.split(" "), "--no-shrink");
+  expect(again.code).toBe(1);
+  expect(again.out).toBe(failing.out);
+  // Other costs make another run: the flags are not ignored.
+  expect((await weft(...args.slice(0, 5))).out).not.toBe(once.out);
+});
+
+test("--graph refuses flags that would choose another graph, and bad graph files, in one line, exit 2", async () => {
+  const g = file("ok.json", GRAPH);
+  const refused = async (args: string[], message: string) => {
+    const r = await weft("sim", ...args);
+    expect(r.code).toBe(2);
+    expect(r.err.split("\n")[0]).toContain(message);
+    expect(r.out).toBe("");
+  };
+  await refused(["--graph", g, "--workload", "map"], "--graph and --workload both choose");
+  await refused(["--graph", g, "--tasks", "3"], "--tasks sizes the built-in workloads");
+  await refused(["--graph", g, "--actors", "0.5"], "--actors makes a share");
+  await refused(
+    ["--graph", g, "--replicate", "0.5"],
+    "--replicate acts only on runs with scattered data",
+  );
+  await refused(["--task-duration", "1s"], "--task-duration sets the tasks of a --graph FILE");
+  await refused(["--task-nbytes", "1MB"], "--task-nbytes sets the tasks of a --graph FILE");
+  await refused(["--graph", g, "--task-nbytes", "-1"], "expected");
+  await refused(["--graph", join(dir, "missing.json")], "missing.json: cannot read the graph");
+  await refused(
+    ["--graph", file("cycle.json", { a: ["inc", "b"], b: ["inc", "a"], c: ["inc", "a"] })],
+    "the graph has a cycle: ",
+  );
+  await refused(
+    ["--graph", file("key.json", { graph: GRAPH, keys: ["z"] })],
+    'key.json: the graph has no key "z"',
+  );
+  await refused(["--graph", file("empty.json", {})], "empty.json: the graph has no tasks");
+  await refused(["--graph", file("bad.txt", "")], "expected a .json graph or a module");
+});
