@@ -50,12 +50,25 @@ describe("parseFaults refuses what it cannot read", () => {
       /^faults\.busy: .*a certainty/,
     );
   });
-  test("all and none stand alone", () => {
+  test("none stands alone; all comes first, followed by the rates that change it", () => {
     expect(() => parseFaults("none,death")).toThrow(
       "'none' stands alone: it cannot be combined with other faults",
     );
-    expect(() => parseFaults("death,all")).toThrow(/'all' stands alone/);
+    expect(() => parseFaults("death,all")).toThrow(/'all' comes first, then the rates/);
     expect(parseFaults(" all ")).toEqual(DEFAULT_FAULT_RATES);
+    // Every fault but slow, and death twice as often.
+    expect(parseFaults("all, slow=0,death=2")).toEqual({
+      ...DEFAULT_FAULT_RATES,
+      slow: 0,
+      death: 2,
+    });
+    expect(formatFaults(parseFaults("all,slow=0"))).toBe(
+      FAULT_KINDS.filter((k) => k !== "slow").join(","),
+    );
+    // A bare fault after all would change nothing; twice, one rate would be lost.
+    expect(() => parseFaults("all,death")).toThrow("'all' already runs death at its default rate");
+    expect(() => parseFaults("all,slow=0,slow=0.1")).toThrow("fault slow is named twice");
+    expect(() => parseFaults("all,all")).toThrow(/'all' comes first/);
   });
   test("an empty name and a fault named twice are refused", () => {
     expect(() => parseFaults("death,,network")).toThrow("empty fault name in ''");

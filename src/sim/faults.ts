@@ -143,8 +143,13 @@ function parseRate(kind: FaultKind, text: string): number {
 /** One part of a fault list: `kind` or `kind=rate`. */
 function parsePart(part: string): [FaultKind, number] {
   const [name, ...rest] = part.split("=").map((x) => x.trim());
-  if (name === "all" || name === "none") {
-    throw new Error(`'${name}' stands alone: it cannot be combined with other faults`);
+  if (name === "none") {
+    throw new Error(`'none' stands alone: it cannot be combined with other faults`);
+  }
+  if (name === "all") {
+    throw new Error(
+      "'all' comes first, then the rates that change it (all,slow=0 runs every fault but slow)",
+    );
   }
   if (name === "") throw new Error(`empty fault name in '${part}'`);
   if (!isFaultKind(name)) {
@@ -158,7 +163,8 @@ function parsePart(part: string): [FaultKind, number] {
 /**
  * Parse a fault selection: `all`, `none`, or a comma-separated list of kinds,
  * each optionally with a rate (`death,network=0.1`). Listed kinds get their
- * default rate unless given one; unlisted ones are off.
+ * default rate unless given one; unlisted ones are off. `all` may be followed by
+ * rates that change it (`all,slow=0`: every fault but slow; `all,death=2`).
  */
 export function parseFaults(spec: string): FaultRates {
   // From JavaScript or a config file: said so, rather than "spec.trim is not a function".
@@ -173,10 +179,19 @@ export function parseFaults(spec: string): FaultRates {
   // As an empty rate: an empty list (`--faults ''`, an unset variable) must not turn
   // every fault off unnoticed.
   if (s === "") throw new Error("empty fault list: give all, none or kind[=rate],…");
-  const out: Record<FaultKind, number> = { ...NO_FAULTS };
+  const parts = s.split(",");
+  // `all,slow=0`: every fault at its default rate, then the rates that follow.
+  const fromAll = parts[0]?.trim() === "all";
+  const out: Record<FaultKind, number> = fromAll ? { ...DEFAULT_FAULT_RATES } : { ...NO_FAULTS };
   const seen = new Set<FaultKind>();
-  for (const part of s.split(",")) {
+  for (const part of fromAll ? parts.slice(1) : parts) {
     const [kind, rate] = parsePart(part);
+    // After all, a fault without a rate would change nothing, unsaid.
+    if (fromAll && !part.includes("=")) {
+      throw new Error(
+        `'all' already runs ${kind} at its default rate: after all, give a rate (${kind}=0 leaves it out)`,
+      );
+    }
     // Two rates for one fault would silently keep the last one.
     if (seen.has(kind)) throw new Error(`fault ${kind} is named twice`);
     seen.add(kind);

@@ -104,7 +104,7 @@ const HELP_AFTER = [
   "not what it computes. Every task runs --task-duration (default 50ms) and makes",
   "--task-nbytes (default 1MB). --shrink then shrinks workers, threads and faults.",
   "",
-  "Faults (--faults all | none | kind[=rate],…):",
+  "Faults (--faults all | none | kind[=rate],… | all,kind=rate,…: all, those at their rates, =0 off):",
   ...FAULT_KINDS.map((k) => `  ${k.padEnd(11)} ${FAULT_DESCRIPTIONS[k]}`),
   "",
   "Broken variants (--variant NAME), to see the simulator catch a bug:",
