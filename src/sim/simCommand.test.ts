@@ -432,3 +432,37 @@ test("--dump writes the run's cluster as a dump that weft replay and weft story 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("--workers 1 with death or partition on says they never fire, rather than nothing", async () => {
+  const r = await weft("sim", "--seed", "2", "--workers", "1", "--tasks", "10");
+  expect(r.code).toBe(0);
+  expect(r.err).toContain(
+    "weft sim: note: with --workers 1, death and partition never fire (at least one worker always survives): give --workers 2 or more to test them",
+  );
+  const one = await weft(
+    "sim",
+    "--seed",
+    "2",
+    "--workers",
+    "1",
+    "--tasks",
+    "10",
+    "--faults",
+    "death,steal",
+  );
+  expect(one.err).toContain("with --workers 1, death never fires");
+  // Nothing to say with two workers, or without those faults.
+  expect((await weft("sim", "--seed", "2", "--workers", "2", "--tasks", "10")).err).toBe("");
+  const quiet = await weft(
+    "sim",
+    "--seed",
+    "2",
+    "--workers",
+    "1",
+    "--tasks",
+    "10",
+    "--faults",
+    "steal",
+  );
+  expect(quiet.err).toBe("");
+});

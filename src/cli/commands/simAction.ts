@@ -276,6 +276,16 @@ async function runMany(
 }
 
 /**
+ * The faults turned on in `base` that its cluster can never suffer: a worker dies
+ * or is cut off only while another is healthy, so that one worker alone never does.
+ */
+function faultsThatCannotFire(base: Omit<SimOptions, "seed">): string[] {
+  if (base.workers !== 1 || base.faults === undefined) return [];
+  const faults = base.faults;
+  return (["death", "partition"] as const).filter((k) => faults[k] > 0);
+}
+
+/**
  * Why the flags that choose the workload do not go together, or null: `--graph`
  * is the workload, which `--workload`, `--tasks` and `--actors` would choose or
  * change (the graph's tasks are what it says), and the task costs need a graph.
@@ -393,6 +403,13 @@ export async function runSim(opts: SimCliOptions, cmd: Command, ctx: CliContext)
   } catch (e) {
     cmd.error(`error: ${withSimFlags((e as Error).message)}`, { exitCode: EXIT.usage });
     return;
+  }
+  const idleFaults = faultsThatCannotFire(base);
+  if (idleFaults.length > 0) {
+    // Else the run looked as if it had survived them.
+    ctx.stderr.write(
+      `weft sim: note: with --workers 1, ${idleFaults.join(" and ")} never ${idleFaults.length > 1 ? "fire" : "fires"} (at least one worker always survives): give --workers 2 or more to test ${idleFaults.length > 1 ? "them" : "it"}\n`,
+    );
   }
   if (opts.runs === undefined) await runOne(ctx, opts, base);
   else await runMany(ctx, opts, base, opts.runs, opts.from ?? opts.seed);
