@@ -24,6 +24,11 @@ export interface GraphInput {
   readonly graph: Graph;
   readonly keys: readonly string[] | undefined;
   readonly taskModules: readonly string[];
+  /**
+   * The JSON wrapper's `sim` field as it is (`weft sim`'s costs by function name,
+   * which `weft run` has no use for), or undefined.
+   */
+  readonly sim?: unknown;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -31,7 +36,7 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 }
 
 /** The fields of a JSON graph file's wrapper form. */
-const WRAPPER_FIELDS: readonly string[] = ["graph", "keys", "tasks"];
+const WRAPPER_FIELDS: readonly string[] = ["graph", "keys", "tasks", "sim"];
 
 function checkKeys(keys: unknown, file: string): readonly string[] | undefined {
   if (keys === undefined) return undefined;
@@ -87,6 +92,7 @@ async function fromJson(file: string): Promise<GraphInput> {
     graph: data.graph,
     keys: checkKeys(data.keys, file),
     taskModules: tasks.map((t) => moduleUrl(resolve(dir, t))),
+    ...(data.sim !== undefined ? { sim: data.sim } : {}),
   };
 }
 
@@ -111,7 +117,12 @@ async function fromModule(file: string): Promise<GraphInput> {
       `${file}: export a graph: \`export const graph = { key: ["fn", ...args] }\` (or a Map, or a function returning one)`,
     );
   }
-  return { graph, keys: checkKeys(mod.keys, file), taskModules: [url] };
+  return {
+    graph,
+    keys: checkKeys(mod.keys, file),
+    taskModules: [url],
+    ...(mod.sim !== undefined ? { sim: mod.sim } : {}),
+  };
 }
 
 /**

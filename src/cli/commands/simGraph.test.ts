@@ -121,3 +121,37 @@ test("--graph refuses flags that would choose another graph, and bad graph files
   await refused(["--graph", file("empty.json", {})], "empty.json: the graph has no tasks");
   await refused(["--graph", file("bad.txt", "")], "expected a .json graph or a module");
 });
+
+test('the wrapper\'s "sim" field sets the costs by function name; a wrong one is refused, naming it', async () => {
+  const plain = file("plain.json", { graph: GRAPH });
+  const costed = file("costed.json", {
+    graph: GRAPH,
+    sim: { load: { duration: "2s", nbytes: "20MB" }, add: { duration: 0.5 } },
+  });
+  const time = (out: string) => Number(/ t=([\d.]+)s/.exec(out)?.[1]);
+  const before = await weft("sim", "--graph", plain, "--seed", "1", "--faults", "none");
+  const after = await weft("sim", "--graph", costed, "--seed", "1", "--faults", "none");
+  expect(after.code, after.err).toBe(0);
+  // Two loads of 2 s then an add of 0.5 s: at least 2.5 virtual seconds, where 50 ms tasks take less than 1.
+  expect(time(before.out)).toBeLessThan(1);
+  expect(time(after.out)).toBeGreaterThan(2.5);
+  const refused = async (sim: unknown, message: string) => {
+    const r = await weft(
+      "sim",
+      "--graph",
+      file("bad-sim.json", { graph: GRAPH, sim }),
+      "--seed",
+      "1",
+    );
+    expect(r.code).toBe(2);
+    expect(r.err.split("\n")[0]).toContain(message);
+  };
+  await refused(
+    { lod: { duration: "1s" } },
+    'bad-sim.json: sim names "lod", which no task to run calls',
+  );
+  await refused({ load: { duration: "soon" } }, 'sim["load"].duration: ');
+  await refused({ load: { size: "1MB" } }, 'sim["load"]: unknown field "size"');
+  await refused({ load: { nbytes: -5 } }, 'sim["load"].nbytes must be an integer');
+  await refused([1], 'the "sim" field must be');
+});

@@ -4,8 +4,11 @@
  * read it again for the replay line of its runs.
  */
 
-import { graphWorkload } from "../../sim/graphWorkload.ts";
+import { graphWorkload, type TaskCost } from "../../sim/graphWorkload.ts";
 import type { Workload } from "../../sim/workload.ts";
+import { parseBytes } from "../../util/parseBytes.ts";
+import { parseTimedelta } from "../../util/parseTimedelta.ts";
+import { showValue } from "../../util/showValue.ts";
 import { GraphInputError, loadGraphInput } from "./graphInput.ts";
 
 /** What `--graph`, `--task-duration` and `--task-nbytes` gave. */
@@ -28,6 +31,48 @@ export function simGraphFlags(f: SimGraphFlags): string {
   return parts.join(" ");
 }
 
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/**
+ * The costs by function name of a graph file's `"sim"` field, `{fn: {"duration":
+ * "50ms", "nbytes": "1MB"}}` (a number: seconds, bytes). Throws an Error saying
+ * what is wrong where.
+ */
+function costsByFunction(sim: unknown): Record<string, TaskCost> {
+  const shape = 'the "sim" field must be {"fn": {"duration": "50ms", "nbytes": "1MB"}, …}';
+  if (!isRecord(sim)) throw new Error(`${shape}, got ${showValue(sim)}`);
+  const out: Record<string, TaskCost> = {};
+  for (const [fn, cost] of Object.entries(sim)) {
+    const at = `sim[${JSON.stringify(fn)}]`;
+    if (!isRecord(cost)) throw new Error(`${at}: ${shape}, got ${showValue(cost)}`);
+    const unknown = Object.keys(cost).filter((k) => k !== "duration" && k !== "nbytes");
+    if (unknown.length > 0) {
+      throw new Error(
+        `${at}: unknown field ${JSON.stringify(unknown[0])} (duration and nbytes are known)`,
+      );
+    }
+    const { duration, nbytes } = cost;
+    const read = (what: string, parse: () => number): number => {
+      try {
+        return parse();
+      } catch (err) {
+        throw new Error(`${at}.${what}: ${(err as Error).message}`);
+      }
+    };
+    out[fn] = {
+      ...(duration !== undefined
+        ? { duration: read("duration", () => parseTimedelta(duration as string | number)) }
+        : {}),
+      ...(nbytes !== undefined
+        ? { nbytes: read("nbytes", () => parseBytes(nbytes as string | number)) }
+        : {}),
+    };
+  }
+  return out;
+}
+
 /**
  * The workload of the graph file `f.graph` (its `keys`, else its sinks). Throws a
  * GraphInputError whose message, one line, names the file and what is wrong.
@@ -37,12 +82,16 @@ export async function loadSimGraph(f: SimGraphFlags): Promise<Workload> {
   try {
     return graphWorkload(input.graph, {
       ...(input.keys !== undefined ? { keys: input.keys } : {}),
+      ...(input.sim !== undefined ? { byFunction: costsByFunction(input.sim) } : {}),
       ...(f.taskDuration !== undefined ? { duration: f.taskDuration } : {}),
       ...(f.taskNbytes !== undefined ? { nbytes: f.taskNbytes } : {}),
       flags: simGraphFlags(f),
     });
   } catch (err) {
-    const message = (err as Error).message.replace(/^graphWorkload: /, "");
+    // The file's "sim" field is graphWorkload's byFunction.
+    const message = (err as Error).message
+      .replace(/^graphWorkload: /, "")
+      .replace(/^byFunction(\[| names)/, "sim$1");
     throw new GraphInputError(`${f.graph}: ${message}`);
   }
 }
