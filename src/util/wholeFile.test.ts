@@ -254,6 +254,19 @@ describe("replaceWholeFile", () => {
       "second.json",
       "shortcut",
     ]);
+    // A chain of 40 links is followed, as open(2) follows it (Linux's MAXSYMLINKS),
+    // and one of 41 refused as it refuses it.
+    const chain = join(sub, "chain");
+    mkdirSync(chain);
+    writeFileSync(join(chain, "40"), "old");
+    for (let i = 0; i < 40; i++) symlinkSync(String(i + 1), join(chain, String(i)));
+    expect(readFileSync(join(chain, "0"), "utf8")).toBe("old");
+    await replaceWholeFile(join(chain, "0"), "forty");
+    expect(readFileSync(join(chain, "40"), "utf8")).toBe("forty");
+    symlinkSync("0", join(chain, "-1"));
+    await expect(replaceWholeFile(join(chain, "-1"), "x")).rejects.toMatchObject({
+      code: "ELOOP",
+    });
     // A loop is refused as the system refuses it.
     symlinkSync("loop-b.json", join(sub, "loop-a.json"));
     symlinkSync("loop-a.json", join(sub, "loop-b.json"));

@@ -214,7 +214,8 @@ async function replaceableTarget(path: string): Promise<Target | null> {
  */
 export async function followedPath(path: string): Promise<string> {
   let at = resolve(path);
-  for (let hops = 0; hops < MAX_SYMLINK_HOPS; hops++) {
+  // One look more than the links followed: the last shows whether a 40th led to a file.
+  for (let looks = 0; looks <= MAX_SYMLINK_HOPS; looks++) {
     if (/^\/(dev|proc)\//.test(at)) return at;
     let to: string;
     try {
