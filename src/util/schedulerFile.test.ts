@@ -283,6 +283,18 @@ describe("scheduler files", () => {
     );
   });
 
+  it("says a symlink loop is one", async () => {
+    const loop = join(dir, "loop-a.json");
+    symlinkSync("loop-b.json", loop);
+    symlinkSync("loop-a.json", join(dir, "loop-b.json"));
+    // It was "cannot write it (ELOOP)", or "cannot write in DIR (ELOOP)".
+    await expect(writeSchedulerFile(loop, content("Scheduler-o", "tcp://h:16"))).rejects.toThrow(
+      new Error(
+        `cannot write the scheduler file ${loop}: too many levels of symbolic links: they loop, or chain past 40 (ELOOP)`,
+      ),
+    );
+  });
+
   it("a start removes the hidden file a scheduler killed as it removed its file left there, and no other", async () => {
     const sub = join(dir, "leftovers");
     mkdirSync(sub);
@@ -341,6 +353,13 @@ describe("scheduler files", () => {
       await expect(
         writeSchedulerFile("/proc/weft-s.json", content("Scheduler-i", "tcp://h:7")),
       ).rejects.not.toThrow(/\.partial/);
+      // Through a symlink, the directory it leads to is said: it was the link's own,
+      // which takes files.
+      const linked = join(dir, "to-proc.json");
+      symlinkSync("/proc/weft-s.json", linked);
+      await expect(writeSchedulerFile(linked, content("Scheduler-i", "tcp://h:7"))).rejects.toThrow(
+        new RegExp(`^cannot write the scheduler file ${linked}: cannot write in /proc \\(\\w+\\)$`),
+      );
     },
   );
 

@@ -55,9 +55,15 @@ export async function writeSchedulerFile(
     // file's name in Node's message, but a directory that looks writable and is not
     // (/proc, a read-only mount) is said of the directory, and a rename's `EISDIR` as
     // "it is a directory"; a device or a FIFO, in its words ("it is a FIFO (named pipe), …").
-    // Of the file a symlink names: a link to a file in a directory not there names that one.
-    const failure = await outputFailure(await followedPath(path).catch(() => path));
+    // Of the file a symlink names: a link to a file in a directory not there names that
+    // one, and a directory that takes no file is the one the link leads to, not its own.
+    const followed = await followedPath(path).catch(() => path);
     const code = (err as NodeJS.ErrnoException).code;
+    // Said as the system says it ("cannot write it (ELOOP)" named no link).
+    const failure =
+      code === "ELOOP"
+        ? { why: "too many levels of symbolic links: they loop, or chain past 40 (ELOOP)" }
+        : await outputFailure(followed);
     const why =
       failure?.why ??
       (code === undefined || code === "ENOTREGULAR"
@@ -65,7 +71,7 @@ export async function writeSchedulerFile(
         : code === "EBUSY"
           ? // A rename's: said of the directory, it hid that the file itself cannot be replaced.
             `it is a mount point (a file bind-mounted into a container?), which the file written beside it cannot replace (EBUSY): give a path in a directory mounted whole`
-          : `cannot write in ${dirname(resolve(path))} (${code})`);
+          : `cannot write in ${dirname(resolve(followed))} (${code})`);
     throw new Error(`cannot write the scheduler file ${path}: ${why}`);
   }
   await followedPath(path).then(removeLeftovers, () => {});
