@@ -372,9 +372,18 @@ test("--bandwidth sets the links' bytes per virtual second, as Dask writes a siz
   expect((await run("--bandwidth", "2MB/s")).out).toBe(bytes.out);
   // Slower links make another run than the default's: the flag was not dropped.
   expect((await run()).out).not.toBe(bytes.out);
+  // A fraction, as a program may give one, is read as it is: its replay line replays it.
+  const third = await run("--bandwidth", String(5e6 / 3));
+  const thirdResult = JSON.parse(third.out.split("\n")[0]);
+  expect(thirdResult.options.bandwidth).toBe(5e6 / 3);
+  expect(thirdResult.command).toContain(` --bandwidth ${5e6 / 3} `);
   for (const [value, message] of [
     ["0", "expected bytes per second > 0, got '0'"],
     ["-5MB", "expected bytes per second > 0, got '-5MB'"],
+    ["1e400", "expected a finite number of bytes per second, got '1e400'"],
+    // No number at all was 1 byte a second, as parse_bytes reads it.
+    ["", "expected bytes per virtual second such as 100MB, 10MiB/s or 5e6, got ''"],
+    ["/s", "expected bytes per virtual second such as 100MB, 10MiB/s or 5e6, got '/s'"],
     ["fast", "expected bytes per virtual second such as 100MB, 10MiB/s or 5e6, got 'fast'"],
   ] as const) {
     const r = await weft("sim", "--bandwidth", value);

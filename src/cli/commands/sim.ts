@@ -53,20 +53,27 @@ function seconds(v: string): number {
 }
 
 /**
- * Bytes per virtual second, as Dask writes a size (`100MB`, `10MiB`, a bare number of
- * bytes), with `/s` after it if wanted (`100MB/s`).
+ * Bytes per virtual second, as Dask writes a size (`100MB`, `10MiB`), or a bare
+ * number of bytes read as it is, with `/s` after it if wanted (`100MB/s`).
  */
 function bytesPerSecond(v: string): number {
-  let n: number;
-  try {
-    n = parseBytes(v.replace(/\/s$/, ""));
-  } catch (err) {
-    throw new InvalidArgumentError(
-      `expected bytes per virtual second such as 100MB, 10MiB/s or 5e6, got '${v}': ${(err as Error).message}`,
-    );
+  const expected = `expected bytes per virtual second such as 100MB, 10MiB/s or 5e6, got '${v}'`;
+  const size = v.replace(/\/s$/, "");
+  // parse_bytes reads no number as 1: `--bandwidth ""` (an unset variable) ran at 1 B/s.
+  if (size.trim() === "") throw new InvalidArgumentError(expected);
+  // Not truncated, as parse_bytes truncates: the replay line of a run given a fraction
+  // (from a program) prints it so, and read as a whole number it replayed another run.
+  let n = parseDecimal(size);
+  if (Number.isNaN(n)) {
+    try {
+      n = parseBytes(size);
+    } catch (err) {
+      throw new InvalidArgumentError(`${expected}: ${(err as Error).message}`);
+    }
   }
-  if (!(n > 0) || !Number.isFinite(n)) {
-    throw new InvalidArgumentError(`expected bytes per second > 0, got '${v}'`);
+  if (!(n > 0)) throw new InvalidArgumentError(`expected bytes per second > 0, got '${v}'`);
+  if (!Number.isFinite(n)) {
+    throw new InvalidArgumentError(`expected a finite number of bytes per second, got '${v}'`);
   }
   return n;
 }
