@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -46,6 +46,15 @@ describe("weft story", () => {
     // A last argument that is a file is read as the dump, whatever came first.
     const both = await runWeft(["story", dump, dump]);
     expect(both.code).toBe(1);
+    // The command printed runs as given: a tuple key and a path with a space were printed
+    // bare (a shell's syntax error), and --replay dropped.
+    const spaced = join(mkdtempSync(join(tmpdir(), "weft-story-order-")), "my dump.yaml");
+    copyFileSync(dump, spaced);
+    const quoted = await runWeft(["story", "--replay", spaced, "('inc-1', 0)", `"it's"`]);
+    expect(quoted.code).toBe(2);
+    expect(quoted.err).toContain(
+      `error: the cluster dump goes last, after the keys: weft story --replay "('inc-1', 0)" '"it'\\''s"' '${spaced}'\n`,
+    );
   });
 
   // A dump with task references to a resumed and a cancelled task, as the seed's

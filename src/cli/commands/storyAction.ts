@@ -21,6 +21,7 @@ import { type CliContext, EXIT } from "./context.ts";
 import { checkInputExists, withInputErrors } from "./inputErrors.ts";
 import { progressBar } from "./progress.ts";
 import { schedulerChoiceProblem } from "./schedulerChoice.ts";
+import { shellWord } from "./shellWord.ts";
 import { sayingItWaits } from "./waitNotice.ts";
 import { withClient } from "./withClient.ts";
 
@@ -30,6 +31,13 @@ export interface StoryOptions extends ConnectCliOptions {
   readonly followLog?: boolean;
   readonly json?: boolean;
 }
+
+/** The flags of a dump's story, as the user gave them. */
+const STORY_FLAGS = [
+  ["replay", "--replay"],
+  ["followLog", "--follow-log"],
+  ["json", "--json"],
+] as const;
 
 /**
  * The note for a worker whose replay raised: its replayed records stop at that
@@ -169,9 +177,11 @@ export async function runStory(
   // the file and said not to exist, with nothing about the order.
   const dumpFirst = keys.find((k) => inputKindOf(k) === "dump" && existsSync(k));
   if (dumpFirst !== undefined && !existsSync(file)) {
-    const others = args.filter((a) => a !== dumpFirst);
+    // The user's command to run again: their flags kept, and every word as a shell reads it.
+    const flags = STORY_FLAGS.filter(([name]) => opts[name] === true).map(([, flag]) => flag);
+    const words = [...flags, ...args.filter((a) => a !== dumpFirst), dumpFirst];
     cmd.error(
-      `error: the cluster dump goes last, after the keys: weft story ${others.join(" ")} ${dumpFirst}`,
+      `error: the cluster dump goes last, after the keys: weft story ${words.map(shellWord).join(" ")}`,
       { exitCode: EXIT.usage },
     );
   }
