@@ -66,6 +66,9 @@ beforeAll(() => {
   write("graph.json", '{"graph": {"x": ["inc", 1]}}');
   write("list.json", "[1, 2]");
   write("dump.json", '{"scheduler": {}, "workers": {}, "versions": {}}');
+  // Gzipped, each is told the name with .gz kept: renamed .yaml, gzip data is no YAML.
+  write("dump.json.gz", gzipSync('{"scheduler": {}, "workers": {}, "versions": {}}'));
+  write("stream.json.gz", gzipSync(readFileSync(join(dir, "stream.json"))));
   write("bad-step.json", '{"name": "x", "steps": [{"event": 1}]}');
   // A vector of no step replayed nothing and PASSED.
   const noSteps = JSON.parse(gunzipSync(vector).toString("utf8")) as { steps: unknown[] };
@@ -170,6 +173,11 @@ describe("unreadable, truncated, corrupt and unknown inputs", () => {
       "dump.json",
       /^a cluster dump written as JSON, which weft reads as YAML \(JSON is YAML\): name it \.yaml$/,
     ],
+    [
+      "dump.json.gz",
+      /^a cluster dump written as JSON, which weft reads as YAML \(JSON is YAML\): name it \.yaml\.gz$/,
+    ],
+    ["stream.json.gz", /: name it \.jsonl\.gz$/],
     [
       "list.json",
       /^not a conformance vector, cluster dump or stimulus stream \(JSON, but an array\)$/,

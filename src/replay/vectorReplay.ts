@@ -16,7 +16,7 @@ export function replayVectorFile(file: string): VectorReplayReport {
     text = readMaybeGzip(file);
     vector = parseVector(text, file);
   } catch (err) {
-    const notVector = text === null ? null : notAVector(text);
+    const notVector = text === null ? null : notAVector(text, file.endsWith(".gz") ? ".gz" : "");
     throw notVector === null ? toInputError(file, err) : new ReplayInputError(file, notVector);
   }
   // As an empty stream or a dump without workers: it would pass having checked nothing.
@@ -49,14 +49,16 @@ export function replayVectorFile(file: string): VectorReplayReport {
 /**
  * Why `text`, JSON, is no input of weft replay at all (no object, or one without
  * "steps": a graph file, say), or null when it is not JSON or looks like a vector:
- * then the field that is wrong says more than what the file is not.
+ * then the field that is wrong says more than what the file is not. `gz`: `.gz`
+ * when the file's name ends so, kept in the name it is told to take (a gzipped
+ * file renamed `.yaml` or `.jsonl` is no YAML or JSON lines).
  */
-function notAVector(text: string): string | null {
+function notAVector(text: string, gz: string): string | null {
   let data: unknown;
   try {
     data = JSON.parse(text);
   } catch {
-    return streamNamedJson(text);
+    return streamNamedJson(text, gz);
   }
   const object = typeof data === "object" && data !== null && !Array.isArray(data);
   if (object && Object.hasOwn(data as object, "steps")) return null;
@@ -66,7 +68,7 @@ function notAVector(text: string): string | null {
     object &&
     ["scheduler", "workers", "versions"].every((k) => Object.hasOwn(data as object, k))
   ) {
-    return "a cluster dump written as JSON, which weft reads as YAML (JSON is YAML): name it .yaml";
+    return `a cluster dump written as JSON, which weft reads as YAML (JSON is YAML): name it .yaml${gz}`;
   }
   const what = object ? 'a JSON object without "steps"' : `JSON, but ${describeJson(data)}`;
   return `not a conformance vector, cluster dump or stimulus stream (${what})`;
@@ -78,7 +80,7 @@ function notAVector(text: string): string | null {
  * read as one document failed at the second, "Unexpected non-whitespace
  * character after JSON at position 388", which named neither the kind nor the fix.
  */
-function streamNamedJson(text: string): string | null {
+function streamNamedJson(text: string, gz: string): string | null {
   const end = text.indexOf("\n");
   const firstLine = end === -1 ? text : text.slice(0, end);
   let header: unknown;
@@ -93,7 +95,7 @@ function streamNamedJson(text: string): string | null {
     Object.hasOwn(header, "config") &&
     !Object.hasOwn(header, "steps");
   return isHeader
-    ? "a stimulus stream (JSON lines, the first a header with a config), not a conformance vector: name it .jsonl"
+    ? `a stimulus stream (JSON lines, the first a header with a config), not a conformance vector: name it .jsonl${gz}`
     : null;
 }
 
