@@ -283,6 +283,26 @@ describe("scheduler files", () => {
     );
   });
 
+  // A tmpfs for files, often the scheduler file's place on a cluster's nodes.
+  it.runIf(existsSync("/dev/shm"))(
+    "follows a symlink under /dev/shm as anywhere, keeping the link",
+    async () => {
+      const shm = mkdtempSync("/dev/shm/weft-scheduler-file-");
+      try {
+        const linked = join(shm, "link.json");
+        symlinkSync("s.json", linked);
+        await writeSchedulerFile(linked, content("Scheduler-s", "tcp://h:17"));
+        // The link was replaced by the file, and the file removed at exit: no link left.
+        expect(lstatSync(linked).isSymbolicLink()).toBe(true);
+        expect(await readSchedulerFile(join(shm, "s.json"))).toBe("tcp://h:17");
+        await removeSchedulerFile(linked, "Scheduler-s");
+        expect(readdirSync(shm)).toEqual(["link.json"]);
+      } finally {
+        rmSync(shm, { recursive: true, force: true });
+      }
+    },
+  );
+
   it("says a symlink loop is one", async () => {
     const loop = join(dir, "loop-a.json");
     symlinkSync("loop-b.json", loop);

@@ -209,14 +209,16 @@ async function replaceableTarget(path: string): Promise<Target | null> {
 /**
  * The path `path` leads to through symlinks, followed one by one so that a link to
  * nothing leads to the name it gives (where `open(path, "w")` makes its file), and
- * `path` itself when it is no link. A name under /dev or /proc is not followed:
- * /dev/stdout leads to whatever file a shell redirected the output to.
+ * `path` itself when it is no link. A link is followed into /proc, and no further:
+ * /dev/stdout leads to /proc/self/fd/1, not to the file a shell redirected the output
+ * to (where no file can be made beside it, not to replace /dev/stdout itself). Other
+ * names under /dev are followed as any (/dev/shm is a file system for files).
  */
 export async function followedPath(path: string): Promise<string> {
   let at = resolve(path);
   // One look more than the links followed: the last shows whether a 40th led to a file.
   for (let looks = 0; looks <= MAX_SYMLINK_HOPS; looks++) {
-    if (/^\/(dev|proc)\//.test(at)) return at;
+    if (inProc(at)) return at;
     let to: string;
     try {
       to = await readlink(at);
@@ -229,12 +231,19 @@ export async function followedPath(path: string): Promise<string> {
     // From the directory the link is really in: `..` in its target goes up from there,
     // not from a symlinked directory's name in the path.
     const dir = await realpath(dirname(at)).catch(() => dirname(at));
+    // /dev/fd/1: read through /proc/self/fd, its target is the file fd 1 has open.
+    if (inProc(dir)) return join(dir, basename(at));
     at = resolve(dir, to);
   }
   throw Object.assign(new Error(`too many levels of symbolic links at ${path}`), {
     code: "ELOOP",
     path,
   });
+}
+
+/** Whether `path` names something under /proc, whose links are no user's. */
+function inProc(path: string): boolean {
+  return path.startsWith("/proc/");
 }
 
 /** Linux's limit (MAXSYMLINKS) on the links a path is followed through. */
