@@ -1,6 +1,7 @@
 import { parseVector, readMaybeGzip, replayVector } from "../protocol/conformance.ts";
 import { canonical } from "../protocol/conformanceDiff.ts";
 import { ReplayInputError, toInputError } from "./errors.ts";
+import { isDumpObject, jsonDumpAdvice } from "./jsonDump.ts";
 import type { VectorReplayReport } from "./report.ts";
 
 /**
@@ -16,7 +17,7 @@ export function replayVectorFile(file: string): VectorReplayReport {
     text = readMaybeGzip(file);
     vector = parseVector(text, file);
   } catch (err) {
-    const notVector = text === null ? null : notAVector(text, file.endsWith(".gz") ? ".gz" : "");
+    const notVector = text === null ? null : notAVector(text, file);
     throw notVector === null ? toInputError(file, err) : new ReplayInputError(file, notVector);
   }
   // As an empty stream or a dump without workers: it would pass having checked nothing.
@@ -49,11 +50,12 @@ export function replayVectorFile(file: string): VectorReplayReport {
 /**
  * Why `text`, JSON, is no input of weft replay at all (no object, or one without
  * "steps": a graph file, say), or null when it is not JSON or looks like a vector:
- * then the field that is wrong says more than what the file is not. `gz`: `.gz`
- * when the file's name ends so, kept in the name it is told to take (a gzipped
- * file renamed `.yaml` or `.jsonl` is no YAML or JSON lines).
+ * then the field that is wrong says more than what the file is not. A `.gz` of the
+ * `file`'s name is kept in the name it is told to take (a gzipped file renamed
+ * `.yaml` or `.jsonl` is no YAML or JSON lines).
  */
-function notAVector(text: string, gz: string): string | null {
+function notAVector(text: string, file: string): string | null {
+  const gz = file.endsWith(".gz") ? ".gz" : "";
   let data: unknown;
   try {
     data = JSON.parse(text);
@@ -62,14 +64,7 @@ function notAVector(text: string, gz: string): string | null {
   }
   const object = typeof data === "object" && data !== null && !Array.isArray(data);
   if (object && Object.hasOwn(data as object, "steps")) return null;
-  // A dump someone wrote as JSON (json.dump of dump_cluster_state's dict): JSON is
-  // YAML, and the dump reader takes YAML.
-  if (
-    object &&
-    ["scheduler", "workers", "versions"].every((k) => Object.hasOwn(data as object, k))
-  ) {
-    return `a cluster dump written as JSON, which weft reads as YAML (JSON is YAML): name it .yaml${gz}`;
-  }
+  if (isDumpObject(data)) return jsonDumpAdvice(file);
   const what = object ? 'a JSON object without "steps"' : `JSON, but ${describeJson(data)}`;
   return `not a conformance vector, cluster dump or stimulus stream (${what})`;
 }

@@ -57,6 +57,22 @@ describe("weft story", () => {
     );
   });
 
+  it("tells a dump written as JSON the name that reads it, as weft replay does", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "weft-story-json-"));
+    const file = join(dir, "dump.json");
+    writeFileSync(file, '{"scheduler": {}, "workers": {}, "versions": {}}');
+    const r = await runWeft(["story", "a", file]);
+    // It was "not a cluster dump: a story needs one (.msgpack.gz, .yaml, …)".
+    expect(r.err).toBe(
+      `weft story: ${file}: a cluster dump written as JSON, which weft reads as YAML (JSON is YAML): name it .yaml\n`,
+    );
+    expect(r.code).toBe(2);
+    writeFileSync(file, '{"graph": {}}');
+    expect((await runWeft(["story", "a", file])).err).toMatch(
+      /not a cluster dump: a story needs one/,
+    );
+  });
+
   // A dump with task references to a resumed and a cancelled task, as the seed's
   // TaskState.__repr__ writes them (`resumed(executing->fetch)`: sim seed 5318's dump).
   const CANCELLED_AND_RESUMED = fileURLToPath(

@@ -10,6 +10,7 @@ import { ReplayInputError } from "../../replay/errors.ts";
 import { unavailableWorkerNote, workerWithoutEntryNote } from "../../replay/formatReport.ts";
 import { formatStory, storyJson } from "../../replay/formatStory.ts";
 import { inputKindOf } from "../../replay/inputKind.ts";
+import { jsonDumpAdviceFor } from "../../replay/jsonDump.ts";
 import { tupleKeyForm } from "../../replay/keyArgument.ts";
 import { workersWithoutEntry } from "../../replay/missingWorkers.ts";
 import { loadDump, replayLoadedDump } from "../../replay/replayDump.ts";
@@ -197,9 +198,11 @@ export async function runStory(
   await withInputErrors(ctx, "story", async () => {
     checkInputExists(file);
     if (inputKindOf(file) !== "dump") {
+      // A dump written as JSON was said to be none.
+      const asJson = inputKindOf(file) === "vector" ? jsonDumpAdviceFor(file) : null;
       throw new ReplayInputError(
         file,
-        "not a cluster dump: a story needs one (.msgpack.gz, .yaml, …)",
+        asJson ?? "not a cluster dump: a story needs one (.msgpack.gz, .yaml, …)",
       );
     }
     const dump = await loadDump(file);
