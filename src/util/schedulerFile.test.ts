@@ -342,6 +342,16 @@ describe("scheduler files", () => {
     symlinkSync(file, join(linkSub, "link.json"));
     await writeSchedulerFile(join(linkSub, "link.json"), content("Scheduler-r", "tcp://h:15"));
     expect(existsSync(leftover)).toBe(false);
+    // A name of 40 characters, as long as the hidden name keeps: a longer one starting
+    // with it, held aside by its closing scheduler to be put back, has the same hidden
+    // name, and was removed, another scheduler's file lost.
+    const forty = `${"c".repeat(35)}.json`;
+    const longer = `${forty}.bak`;
+    const heldAside = join(sub, `.${longer.slice(0, 40)}.${uuid}.removed`);
+    writeFileSync(heldAside, JSON.stringify(content("Scheduler-live", "tcp://h:2")));
+    await new Promise((r) => setTimeout(r, 20));
+    await writeSchedulerFile(join(sub, forty), content("Scheduler-t", "tcp://h:18"));
+    expect(existsSync(heldAside)).toBe(true);
   });
 
   it("a failed write leaves no partial file behind", async () => {

@@ -86,14 +86,16 @@ export async function writeSchedulerFile(
  * file the new one replaced, which its closing scheduler (if alive still) would
  * remove, or find the new file in the way of putting it back and remove. Not for a
  * name longer than the hidden name keeps, whose leftovers cannot be told from those
- * of another file whose name starts alike. Best effort: a leftover that cannot be
+ * of another file whose name starts alike (nor for one as long as it keeps, which a
+ * longer name is cut to). Best effort: a leftover that cannot be
  * removed is left.
  */
 async function removeLeftovers(path: string): Promise<void> {
   const dir = dirname(path);
   const name = basename(path);
-  // A name cut short in the hidden one: the leftover may be another file's, beside.
-  if (name.length > HIDDEN_BASENAME_CHARS) return;
+  // A name cut short in the hidden one: the leftover may be another file's, beside. So
+  // for a name as long as the cut too: a longer one starting with it is cut to it.
+  if (name.length >= HIDDEN_BASENAME_CHARS) return;
   const prefix = `.${name}.`;
   try {
     const written = await stat(path);
