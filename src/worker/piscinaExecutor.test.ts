@@ -380,6 +380,25 @@ describe("pool threads load TypeScript however the main thread started", () => {
   });
 });
 
+describe("what a task wrote to stdout", () => {
+  it("reaches the process's stdout before its outcome, even when the executor closes at once", async () => {
+    // A pool thread's stdout passes on one chunk at a time: the rest waited on the
+    // thread, and was lost with it when the executor closed as the result came.
+    const script = fileURLToPath(new URL("./testPoolScript.ts", import.meta.url));
+    const { stdout } = await run(
+      process.execPath,
+      ["--import", "tsx", script, "logLines", "[2000]"],
+      {
+        cwd: fileURLToPath(new URL("../..", import.meta.url)),
+        maxBuffer: 16 * 1024 * 1024,
+      },
+    );
+    const lines = stdout.trim().split("\n");
+    expect(JSON.parse(lines.pop() ?? "")).toMatchObject({ status: "ok", value: 2000 });
+    expect(lines).toEqual(Array.from({ length: 2000 }, (_, i) => `line ${i}`));
+  }, 30_000);
+});
+
 describe("PiscinaExecutor.loadModules", () => {
   it("loads modules given at once, one call after the other, on every thread", async () => {
     const dir = mkdtempSync(join(tmpdir(), "weft-load-modules-"));

@@ -63,6 +63,11 @@ defineTask("appendThroughStream", (file: string, text: string) => {
   createWriteStream(file, { flags: "a" }).end(text);
   return "returned";
 });
+/** Writes `n` numbered lines to the thread's stdout with `console.log`, and returns `n`. */
+defineTask("logLines", (n: number) => {
+  for (let i = 0; i < n; i++) console.log(`line ${i}`);
+  return n;
+});
 defineTask("reschedule", () => {
   throw new Reschedule();
 });

@@ -130,6 +130,20 @@ async function flushThreadClient(): Promise<void> {
   await c?.flush();
 }
 
+/**
+ * Resolves once what this thread wrote to its stdout and stderr (a task's
+ * `console.log`) has been handed to the main thread: a thread's stream passes
+ * on one chunk at a time, the next once the main thread has taken it, and
+ * keeps the rest here, lost if the thread is terminated (the worker closing
+ * as the task's result arrives). Piscina waits so itself before a result only
+ * with its atomics "sync", which the pool does not use (`piscinaExecutor.ts`).
+ */
+async function stdioHandedOver(): Promise<void> {
+  for (const stream of [process.stdout, process.stderr]) {
+    if (stream.writableLength > 0) await new Promise((resolve) => stream.write("", resolve));
+  }
+}
+
 /** How many of the task modules loaded since the pool started this thread has imported. */
 let imported = 0;
 
@@ -227,6 +241,7 @@ export async function handle(job: ThreadJob): Promise<ThreadReply> {
   // What the task's client queued (a Pub.put, a release) leaves before the
   // task's result does (its batch would otherwise wait for its interval).
   await flushThreadClient();
+  await stdioHandedOver();
   const reply: ThreadReply = { kind: "done", outcome };
   // The serialized value is moved to the main thread, not copied again.
   const transfer = outcome.status === "ok" ? ownBuffer(outcome.value as Uint8Array) : [];
