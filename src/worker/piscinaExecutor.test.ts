@@ -173,14 +173,14 @@ describe("PiscinaExecutor, what a task leaves running on its thread once it retu
   // next task, and what a synchronous task had left waited that long, or was lost.
   let executor: PiscinaExecutor;
   let dir: string;
-  const threadErrors: Error[] = [];
+  const threadErrors: { message: string; lastTask: string | null }[] = [];
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "weft-left-running-"));
     // One thread, left idle after each task: nothing else turns its loop.
     executor = await PiscinaExecutor.start({
       nthreads: 1,
       taskModules: [TEST_TASKS],
-      onThreadError: (err) => threadErrors.push(err),
+      onThreadError: (err, lastTask) => threadErrors.push({ message: err.message, lastTask }),
     });
   });
   afterAll(async () => {
@@ -219,7 +219,10 @@ describe("PiscinaExecutor, what a task leaves running on its thread once it retu
   it("a leftover timer that throws ends the idle thread, not the next task on it", async () => {
     expect(await go("throwLater", [10])).toMatchObject({ value: "returned" });
     await vi.waitFor(
-      () => expect(threadErrors.map((e) => e.message)).toEqual(["uncaught in a timer"]),
+      () =>
+        expect(threadErrors).toEqual([
+          { message: "uncaught in a timer", lastTask: "task k-throwLater" },
+        ]),
       {
         timeout: 5_000,
       },

@@ -55,10 +55,14 @@ export interface PiscinaExecutorOptions {
   /** How long to wait for the first thread to start, in ms. Default 60,000. */
   startTimeoutMs?: number;
   /**
-   * Told when a pool thread dies of an error. What it throws, or a rejection
-   * of the promise it returns, is a process warning (`process.emitWarning`).
+   * Told when a pool thread dies of an error outside any task (a task's own
+   * thread dying fails the task instead): a module that does not load, or code
+   * a task left running there once it returned (a timer, an unhandled
+   * rejection). `lastTask` names the last task that ran on that thread, the
+   * first suspect; null if none did. What it throws, or a rejection of the
+   * promise it returns, is a process warning (`process.emitWarning`).
    */
-  onThreadError?: (err: Error) => void;
+  onThreadError?: (err: Error, lastTask: string | null) => void;
   /** The scheduler a task's client (`getClient()`) connects to. Default: none (it fails). */
   scheduler?: string;
   /** How the threads' connections are made, on the main thread (see `comm/bridge.ts`). Default: `connect`. */
@@ -105,6 +109,13 @@ export class PiscinaExecutor implements Executor {
   private readonly bridges = new Map<number, Set<ThreadBridge>>();
   /** The last error a pool thread died of, if any. */
   lastThreadError: Error | null = null;
+  /** The label of the last task each pool thread returned a result for, by `threadId`. */
+  private readonly lastRunOn = new Map<number, string>();
+  /**
+   * That of the thread piscina has just destroyed, for the error it emits next
+   * if the thread died of one (in the same turn: cleared after it).
+   */
+  private endedThreadLastRun: string | null = null;
   /**
    * Pool threads piscina terminated (an aborted run's, one idle too long) whose
    * exit has not come, by `threadId`. Piscina starts a thread in place of each
@@ -174,9 +185,10 @@ export class PiscinaExecutor implements Executor {
     pool.on("error", (err: unknown) => {
       executor.lastThreadError = asError(err);
       const failed = executor.lastThreadError;
+      const lastTask = executor.endedThreadLastRun;
       // A throw here was an uncaught exception, and the runs waiting for a thread waited on.
       callGuarded(
-        () => o.onThreadError?.(failed),
+        () => o.onThreadError?.(failed, lastTask),
         (thrown) => warnCallbackFailed("PiscinaExecutor onThreadError failed", thrown),
       );
       executor.onThreadFailed(failed);
@@ -184,6 +196,12 @@ export class PiscinaExecutor implements Executor {
     // A thread that ends cannot say so: its connections are ended here.
     pool.on("workerDestroy", (thread: { id?: unknown }) => {
       if (typeof thread?.id !== "number") return;
+      // Piscina destroys a thread that died of an error before emitting the error.
+      executor.endedThreadLastRun = executor.lastRunOn.get(thread.id) ?? null;
+      executor.lastRunOn.delete(thread.id);
+      queueMicrotask(() => {
+        executor.endedThreadLastRun = null;
+      });
       executor.watchExit(thread.id);
       void executor.onThreadEnded(thread.id);
     });
@@ -326,6 +344,10 @@ export class PiscinaExecutor implements Executor {
     if (!isReply(reply) || reply.kind !== "done")
       throw new Error("pool thread sent an unexpected reply");
     const outcome = reply.outcome;
+    // A thread that stays in the pool: one that ended meanwhile (aborted) is not kept.
+    if (this.pool.threads.some((t) => t.threadId === outcome.threadId)) {
+      this.lastRunOn.set(outcome.threadId, jobLabel(job));
+    }
     if (outcome.status !== "ok") return outcome;
     try {
       // Small arrays in it copied out: they would keep the whole result's bytes allocated.

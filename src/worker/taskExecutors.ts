@@ -49,7 +49,8 @@ export class TaskExecutors {
             nthreads: o.nthreads,
             taskModules: o.taskModules,
             maxSecededThreads: o.maxSecededThreads,
-            onThreadError: (err) => this.logger.error({ err }, "a pool thread failed"),
+            onThreadError: (err, lastTask) =>
+              this.logger.error({ err, lastTask }, "a pool thread failed"),
             scheduler: o.scheduler,
             worker: this.address,
             dial: (address) =>
