@@ -344,9 +344,11 @@ export class PiscinaExecutor implements Executor {
     if (!isReply(reply) || reply.kind !== "done")
       throw new Error("pool thread sent an unexpected reply");
     const outcome = reply.outcome;
-    // A thread that stays in the pool: one that ended meanwhile (aborted) is not kept.
-    if (this.pool.threads.some((t) => t.threadId === outcome.threadId)) {
-      this.lastRunOn.set(outcome.threadId, jobLabel(job));
+    // A thread known, or one still in the pool (the list looked up once a thread,
+    // not for every task): one that ended meanwhile is not kept.
+    const id = outcome.threadId;
+    if (this.lastRunOn.has(id) || this.pool.threads.some((t) => t.threadId === id)) {
+      this.lastRunOn.set(id, jobLabel(job));
     }
     if (outcome.status !== "ok") return outcome;
     try {
