@@ -229,7 +229,8 @@ export class BatchedSend {
   /**
    * Send what is buffered now rather than at the next interval, and resolve
    * once it is handed to the comm (at once if closed or nothing is buffered).
-   * For a sender whose event loop may stop next: a pool thread between tasks.
+   * For what must not overtake the buffer: a pool thread's client before its
+   * task's result goes (`threadMain.ts`).
    */
   async flush(): Promise<void> {
     while (this.sending !== null) await this.sending;
