@@ -2,7 +2,7 @@
 
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { isAbsolute, join, relative } from "node:path";
 import { afterAll, expect, test } from "vitest";
 import { runWeft } from "../testContext.ts";
 
@@ -89,6 +89,28 @@ test("the same seed gives the same run, and a failure's replay line, naming --gr
   expect(again.out).toBe(failing.out);
   // Other costs make another run: the flags are not ignored.
   expect((await weft(...args.slice(0, 5))).out).not.toBe(once.out);
+});
+
+test("the replay line names a relative --graph by its absolute path, so that it replays from any directory", async () => {
+  const g = file("relative.json", GRAPH);
+  const given = relative(process.cwd(), g);
+  expect(isAbsolute(given)).toBe(false);
+  const failing = await weft(
+    "sim",
+    "--graph",
+    given,
+    "--seed",
+    "3",
+    "--variant",
+    "wrong-value",
+    "--faults",
+    "none",
+    "--no-shrink",
+  );
+  expect(failing.code).toBe(1);
+  expect(/^ {2}replay: weft (.*)$/m.exec(failing.out)?.[1]).toBe(
+    `sim --seed 3 --graph ${g} --variant wrong-value --faults none`,
+  );
 });
 
 test("--graph refuses flags that would choose another graph, and bad graph files, in one line, exit 2", async () => {

@@ -4,6 +4,7 @@
  * read it again for the replay line of its runs.
  */
 
+import { resolve } from "node:path";
 import { graphWorkload, type TaskCost } from "../../sim/graphWorkload.ts";
 import type { Workload } from "../../sim/workload.ts";
 import { parseBytes } from "../../util/parseBytes.ts";
@@ -23,9 +24,13 @@ function shellWord(word: string): string {
   return /^[\w./@%+=:,-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
-/** The flags that build the workload of `f` again, as the replay line prints them. */
+/**
+ * The flags that build the workload of `f` again, as the replay line prints them.
+ * The graph's path is absolute: the line is pasted into another shell, a CI log or
+ * an issue, where a relative path reads another file or none.
+ */
 export function simGraphFlags(f: SimGraphFlags): string {
-  const parts = [`--graph ${shellWord(f.graph)}`];
+  const parts = [`--graph ${shellWord(resolve(f.graph))}`];
   if (f.taskDuration !== undefined) parts.push(`--task-duration ${f.taskDuration}`);
   if (f.taskNbytes !== undefined) parts.push(`--task-nbytes ${f.taskNbytes}`);
   return parts.join(" ");
