@@ -41,6 +41,9 @@ test("keys choose what is wanted, and only the tasks they need are run", () => {
   // An alias asks for the task it stands for.
   const aliased = graphWorkload(GRAPH, { keys: ["alias"] });
   expect(aliased.wanted.map((i) => aliased.tasks[i].key)).toEqual(["double"]);
+  // A key named twice, or with an alias of it, is wanted once, in the order first named.
+  const twice = graphWorkload(GRAPH, { keys: ["c", "alias", "double", "c"] });
+  expect(twice.wanted.map((i) => twice.tasks[i].key)).toEqual(["c", "double"]);
 });
 
 test("costs: for every task, then by function name over them; retries and resources carry over", () => {
