@@ -78,6 +78,25 @@ function bytesPerSecond(v: string): number {
   return n;
 }
 
+/**
+ * A graph task's mean compute time: as {@link seconds}, but 0 too (tasks that take
+ * no time, as a graph's "sim" field and graphWorkload allow), to test scheduling alone.
+ */
+function taskSeconds(v: string): number {
+  let n: number;
+  try {
+    n = parseTimedelta(v);
+  } catch (err) {
+    throw new InvalidArgumentError(
+      `expected seconds or a duration such as 2ms, 0.5s or 1m, got '${v}': ${(err as Error).message}`,
+    );
+  }
+  if (!(n >= 0) || !Number.isFinite(n)) {
+    throw new InvalidArgumentError(`expected a duration ≥ 0, got '${v}'`);
+  }
+  return n;
+}
+
 /** A task's result size in bytes, as Dask writes a size (`1MB`, `64KiB`, a bare number). */
 function bytes(v: string): number {
   let n: number;
@@ -149,8 +168,8 @@ export function simCommand(ctx: CliContext): Command {
     )
     .option(
       "--task-duration <s|duration>",
-      "with --graph: each task's mean compute time, in virtual seconds or such as 50ms (default 50ms)",
-      seconds,
+      "with --graph: each task's mean compute time, in virtual seconds or such as 50ms, 0 or more (default 50ms)",
+      taskSeconds,
     )
     .option(
       "--task-nbytes <bytes>",

@@ -113,6 +113,13 @@ test("the replay line names a relative --graph by its absolute path, so that it 
   );
 });
 
+test("--task-duration 0 runs tasks that take no time, as the sim field's duration 0 does", async () => {
+  const g = file("instant.json", GRAPH);
+  const r = await weft("sim", "--graph", g, "--seed", "1", "--task-duration", "0");
+  expect(r.code).toBe(0);
+  expect(r.out).toMatch(/^seed 1: ok graph\(5\)/);
+});
+
 test("--graph refuses flags that would choose another graph, and bad graph files, in one line, exit 2", async () => {
   const g = file("ok.json", GRAPH);
   const refused = async (args: string[], message: string) => {
@@ -131,6 +138,7 @@ test("--graph refuses flags that would choose another graph, and bad graph files
   await refused(["--task-duration", "1s"], "--task-duration sets the tasks of a --graph FILE");
   await refused(["--task-nbytes", "1MB"], "--task-nbytes sets the tasks of a --graph FILE");
   await refused(["--graph", g, "--task-nbytes", "-1"], "expected");
+  await refused(["--graph", g, "--task-duration", "-1"], "expected");
   await refused(["--graph", join(dir, "missing.json")], "missing.json: cannot read the graph");
   await refused(
     ["--graph", file("cycle.json", { a: ["inc", "b"], b: ["inc", "a"], c: ["inc", "a"] })],
