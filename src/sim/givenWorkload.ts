@@ -13,10 +13,42 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
+/** The fields of a SimTask: a misspelt one (`retry: 3`) would be ignored, unsaid. */
+const TASK_FIELDS: readonly string[] = [
+  "key",
+  "fn",
+  "deps",
+  "nbytes",
+  "duration",
+  "resources",
+  "retries",
+  "workers",
+  "allowOtherWorkers",
+  "scattered",
+  "actor",
+];
+
+/** The fields of a Workload. */
+const WORKLOAD_FIELDS: readonly string[] = ["name", "tasks", "wanted", "workerResources", "flags"];
+
+/** `where` has a field `known` lacks: which, or null. */
+function unknownField(
+  o: Record<string, unknown>,
+  known: readonly string[],
+  where: string,
+): string | null {
+  const name = Object.keys(o).find((k) => !known.includes(k));
+  return name === undefined
+    ? null
+    : `${where}has an unknown field ${JSON.stringify(name)} (known: ${known.join(", ")})`;
+}
+
 /** Why task `i` of a workload of `n` tasks is wrong, or null. */
 function taskProblem(t: unknown, i: number, keys: Set<string>): string | null {
   const at = `tasks[${i}]`;
   if (!isRecord(t)) return `${at} must be an object {key, fn, deps, nbytes, duration}`;
+  const unknown = unknownField(t, TASK_FIELDS, `${at} `);
+  if (unknown !== null) return unknown;
   if (typeof t.key !== "string" || t.key === "") return `${at}.key must be a non-empty string`;
   if (keys.has(t.key)) return `${at}.key ${JSON.stringify(t.key)} is the key of an earlier task`;
   keys.add(t.key);
@@ -59,6 +91,8 @@ function taskProblem(t: unknown, i: number, keys: Set<string>): string | null {
  */
 export function workloadProblem(w: unknown, maxTasks: number): string | null {
   if (!isRecord(w)) return `must be a workload kind or a Workload object, got ${showValue(w)}`;
+  const unknown = unknownField(w, WORKLOAD_FIELDS, "");
+  if (unknown !== null) return unknown;
   if (typeof w.name !== "string" || w.name === "") return "name must be a non-empty string";
   const tasks = w.tasks;
   if (!Array.isArray(tasks) || tasks.length === 0) return "tasks must be a non-empty array";

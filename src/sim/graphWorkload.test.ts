@@ -81,6 +81,10 @@ test("a graph the simulator cannot run is refused, naming why", () => {
   expect(() => graphWorkload(GRAPH, { duration: -1 })).toThrow("duration must be a number");
   expect(() => graphWorkload(GRAPH, { nbytes: 1.5 })).toThrow("nbytes must be an integer");
   expect(() => graphWorkload(GRAPH, { keyz: ["a"] } as never)).toThrow('unknown option "keyz"');
+  expect(() => graphWorkload(GRAPH, { name: "" })).toThrow("name must be a non-empty string");
+  expect(() => graphWorkload(GRAPH, { flags: 5 } as never)).toThrow(
+    "flags must be a non-empty string, got 5",
+  );
 });
 
 test("a graph runs under every fault with the right values, seed after seed, and a seed replays", () => {
@@ -127,6 +131,16 @@ test("a given workload: tasks and actors may only repeat it; a broken one is ref
   );
   expect(() => resolveSimOptions({ seed: 1, workload: { ...w, wanted: [] } })).toThrow(
     "wanted must be a non-empty array",
+  );
+  // A misspelt field would be ignored, unsaid: a task without the retries it was given.
+  const misspelt = { ...w, tasks: w.tasks.map((t, i) => (i === 0 ? { ...t, retry: 3 } : t)) };
+  expect(() => resolveSimOptions({ seed: 1, workload: misspelt })).toThrow(
+    'workload tasks[0] has an unknown field "retry"',
+  );
+  // `resources` is a task's field; the workers' is workerResources.
+  const workerLevel = { ...w, resources: { GPU: 1 } } as never;
+  expect(() => resolveSimOptions({ seed: 1, workload: workerLevel })).toThrow(
+    'workload has an unknown field "resources"',
   );
 });
 

@@ -130,6 +130,13 @@ function checkOptions(o: GraphWorkloadOptions): void {
     const p = resourcesProblem(resources);
     if (p !== null) throw new RangeError(`graphWorkload: resources ${p}`);
   }
+  // Else refused only by the simulate() given the workload, far from the mistake.
+  for (const name of ["name", "flags"] as const) {
+    const v = o[name];
+    if (v !== undefined && !(typeof v === "string" && v !== "")) {
+      throw new TypeError(`graphWorkload: ${name} must be a non-empty string, got ${showValue(v)}`);
+    }
+  }
 }
 
 /**
