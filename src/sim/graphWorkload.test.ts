@@ -41,6 +41,9 @@ test("keys choose what is wanted, and only the tasks they need are run", () => {
   // An alias asks for the task it stands for.
   const aliased = graphWorkload(GRAPH, { keys: ["alias"] });
   expect(aliased.wanted.map((i) => aliased.tasks[i].key)).toEqual(["double"]);
+  // Costs for the whole graph stay valid when keys ask for a part of it.
+  const part = graphWorkload(GRAPH, { keys: ["c"], byFunction: { sum: { duration: 2 } } });
+  expect(part.tasks.map((t) => t.fn).sort()).toEqual(["add", "load", "load"]);
   // A key named twice, or with an alias of it, is wanted once, in the order first named.
   const twice = graphWorkload(GRAPH, { keys: ["c", "alias", "double", "c"] });
   expect(twice.wanted.map((i) => twice.tasks[i].key)).toEqual(["c", "double"]);
@@ -76,7 +79,7 @@ test("a graph the simulator cannot run is refused, naming why", () => {
   expect(() => graphWorkload({})).toThrow("the graph has no tasks");
   expect(() => graphWorkload({ a: 1 })).toThrow("the graph has no tasks");
   expect(() => graphWorkload(GRAPH, { byFunction: { lod: { duration: 1 } } })).toThrow(
-    'byFunction names "lod", which no task to run calls',
+    'byFunction names "lod", which no task of the graph calls',
   );
   expect(() => graphWorkload(GRAPH, { duration: -1 })).toThrow("duration must be a number");
   expect(() => graphWorkload(GRAPH, { nbytes: 1.5 })).toThrow("nbytes must be an integer");

@@ -42,7 +42,10 @@ export interface TaskCost {
 export interface GraphWorkloadOptions extends TaskCost {
   /** The keys the client asks for. Default: the graph's sinks, as `weft run` and `get`. */
   readonly keys?: readonly string[];
-  /** Costs by function name, over `duration` and `nbytes` for that function's tasks. */
+  /**
+   * Costs by function name, over `duration` and `nbytes` for that function's tasks.
+   * A name no task of the graph calls is refused (a misspelling).
+   */
   readonly byFunction?: Readonly<Record<string, TaskCost>>;
   /** Re-run a task this many times after it raises (as `compute`'s `retries`). Default 0. */
   readonly retries?: number;
@@ -231,12 +234,14 @@ export function graphWorkload(graph: Graph, o: GraphWorkloadOptions = {}): Workl
   }
   const order = topologicalOrder(deps, roots);
   if (o.byFunction !== undefined) {
-    const fns = new Set(order.map((k) => built.tasks.get(k)?.spec.fn));
+    // Every task's, not only those `keys` need: costs written for the whole graph
+    // stay right when keys ask for a part of it.
+    const fns = new Set([...built.tasks.values()].map((t) => t.spec.fn));
     const unused = Object.keys(o.byFunction).filter((fn) => !fns.has(fn));
     // A misspelt name would leave its tasks at the defaults, unsaid.
     if (unused.length > 0) {
       throw new RangeError(
-        `graphWorkload: byFunction names ${unused.map((f) => JSON.stringify(f)).join(", ")}, which no task to run calls (they call ${[...fns].map((f) => JSON.stringify(f)).join(", ")})`,
+        `graphWorkload: byFunction names ${unused.map((f) => JSON.stringify(f)).join(", ")}, which no task of the graph calls (they call ${[...fns].map((f) => JSON.stringify(f)).join(", ")})`,
       );
     }
   }

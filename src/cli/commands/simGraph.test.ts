@@ -178,7 +178,7 @@ test('the wrapper\'s "sim" field sets the costs by function name; a wrong one is
   };
   await refused(
     { lod: { duration: "1s" } },
-    'bad-sim.json: sim names "lod", which no task to run calls',
+    'bad-sim.json: sim names "lod", which no task of the graph calls',
   );
   await refused({ load: { duration: "soon" } }, 'sim["load"].duration: ');
   await refused({ load: { size: "1MB" } }, 'sim["load"]: unknown field "size"');
