@@ -443,35 +443,17 @@ test("--dump writes the run's cluster as a dump that weft replay and weft story 
 });
 
 test("--workers 1 with death or partition on says they never fire, rather than nothing", async () => {
-  const r = await weft("sim", "--seed", "2", "--workers", "1", "--tasks", "10");
+  const run = (workers: string, ...faults: string[]) =>
+    weft("sim", "--seed", "2", "--workers", workers, "--tasks", "10", ...faults);
+  const r = await run("1");
   expect(r.code).toBe(0);
   expect(r.err).toContain(
     "weft sim: note: with --workers 1, death and partition never fire (at least one worker always survives): give --workers 2 or more to test them",
   );
-  const one = await weft(
-    "sim",
-    "--seed",
-    "2",
-    "--workers",
-    "1",
-    "--tasks",
-    "10",
-    "--faults",
-    "death,steal",
+  expect((await run("1", "--faults", "death,steal")).err).toContain(
+    "with --workers 1, death never fires",
   );
-  expect(one.err).toContain("with --workers 1, death never fires");
   // Nothing to say with two workers, or without those faults.
-  expect((await weft("sim", "--seed", "2", "--workers", "2", "--tasks", "10")).err).toBe("");
-  const quiet = await weft(
-    "sim",
-    "--seed",
-    "2",
-    "--workers",
-    "1",
-    "--tasks",
-    "10",
-    "--faults",
-    "steal",
-  );
-  expect(quiet.err).toBe("");
+  expect((await run("2")).err).toBe("");
+  expect((await run("1", "--faults", "steal")).err).toBe("");
 });

@@ -32,20 +32,24 @@ function integer(min: number): (v: string) => number {
   };
 }
 
+/** A duration in virtual seconds, bare (`0.002`) or with a unit as Dask writes one. */
+function parseSeconds(v: string): number {
+  try {
+    return parseTimedelta(v);
+  } catch (err) {
+    throw new InvalidArgumentError(
+      `expected seconds or a duration such as 2ms, 0.5s or 1m, got '${v}': ${(err as Error).message}`,
+    );
+  }
+}
+
 /**
  * Virtual seconds, bare (`0.002`) or with a unit as Dask writes a duration (`2ms`,
  * `0.1s`, `1m`): the scheduler's options of the same names take milliseconds or
  * a unit, so a unit reads the same in both.
  */
 function seconds(v: string): number {
-  let n: number;
-  try {
-    n = parseTimedelta(v);
-  } catch (err) {
-    throw new InvalidArgumentError(
-      `expected seconds or a duration such as 2ms, 0.5s or 1m, got '${v}': ${(err as Error).message}`,
-    );
-  }
+  const n = parseSeconds(v);
   if (!(n > 0) || !Number.isFinite(n)) {
     throw new InvalidArgumentError(`expected a duration > 0, got '${v}'`);
   }
@@ -83,14 +87,7 @@ function bytesPerSecond(v: string): number {
  * no time, as a graph's "sim" field and graphWorkload allow), to test scheduling alone.
  */
 function taskSeconds(v: string): number {
-  let n: number;
-  try {
-    n = parseTimedelta(v);
-  } catch (err) {
-    throw new InvalidArgumentError(
-      `expected seconds or a duration such as 2ms, 0.5s or 1m, got '${v}': ${(err as Error).message}`,
-    );
-  }
+  const n = parseSeconds(v);
   if (!(n >= 0) || !Number.isFinite(n)) {
     throw new InvalidArgumentError(`expected a duration ≥ 0, got '${v}'`);
   }
