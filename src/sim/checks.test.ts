@@ -237,10 +237,28 @@ describe("a run ends with the checks", () => {
     );
   });
 
-  test("a wrong value is reported by the replica check, which sees every worker's memory", () => {
-    const r = simulate({ seed: 1, variant: "wrong-value" });
+  test("a wrong value is caught as a dependent reads it, though the client fires and forgets the key that needs it", () => {
+    // Seed 1 fires and forgets chain-2 once it is in memory: no worker holds a
+    // value by the end checks, which passed it.
+    const r = simulate({
+      seed: 1,
+      workload: "chain",
+      tasks: 3,
+      faults: NO_FAULTS,
+      variant: "wrong-value",
+    });
     expect(r.failure?.kind).toBe("wrong-value");
-    expect(r.failure?.message).toMatch(/^tcp:\S+ holds \S+ = \S+=\d+, expected \d+$/);
+    expect(r.failure?.message).toMatch(/^tcp:\S+: chain-1 read chain-0 = \d+, expected \d+$/);
+  });
+
+  test("a wrong value is caught as the client is told of it, though it is gone by the run's end", () => {
+    // Seed 4 restarts the cluster after the wrong inc-1 reached the client; nothing
+    // needs inc-1, and its new value is right.
+    const r = simulate({ seed: 4, workload: "map", faults: NO_FAULTS, variant: "wrong-value" });
+    expect(r.failure?.kind).toBe("wrong-value");
+    expect(r.failure?.message).toMatch(
+      /^the client \(from tcp:\S+\) read inc-1 = \d+, expected \d+$/,
+    );
   });
 
   test("a worker's resume the scheduler never hears fails the run", () => {

@@ -65,6 +65,12 @@ export interface SimCluster {
   injectedError(key: string, text: string): void;
   /** Note an error message the simulation made a fetch of `key` from a peer fail with. */
   injectedFetchError(key: string, text: string): void;
+  /**
+   * `reader` read the number `v` of `key` (a task its input, the client a result
+   * it was told of): a wrong one fails the run as it is read, for a wrong value
+   * released before the run ends is otherwise never seen.
+   */
+  checkRead(reader: string, key: string, v: number): void;
   /** True if task `key` of the workload is an actor. */
   isActor(key: string): boolean;
   /** Note that the worker at `address` holds the actor `key` (its task ran there). */

@@ -17,7 +17,7 @@ import { SimReplicator } from "./replicate.ts";
 import type { SimRng } from "./rng.ts";
 import { needingAny, SimScatter } from "./scatter.ts";
 import type { SimScheduler } from "./simScheduler.ts";
-import { taskSpecOf } from "./values.ts";
+import { SimActorRef, SimValue, taskSpecOf } from "./values.ts";
 import { neededTasks, type Workload } from "./workload.ts";
 
 /** What the client last heard about a wanted key. */
@@ -356,6 +356,7 @@ export class SimClient {
         const was = this.status.get(msg.key);
         this.set(msg.key, "memory");
         this.errors.delete(msg.key);
+        this.read(msg.key);
         if (
           was !== undefined &&
           was !== "memory" &&
@@ -420,6 +421,25 @@ export class SimClient {
       case "task-no-worker":
       case "task-runnable":
         return;
+    }
+  }
+
+  /**
+   * Read wanted `key`, reported in memory, as a real client's `result()` would,
+   * from every live worker the scheduler says holds it now: checked here, as it
+   * may be released before the run's end checks.
+   */
+  private read(key: string): void {
+    if (!this.status.has(key)) return;
+    const ts = this.scheduler.state.tasks.get(key);
+    if (ts?.state !== "memory") return; // gone again since: the client hears of it
+    for (const ws of ts.whoHas) {
+      const w = this.c.worker(ws.address);
+      if (w === undefined || !w.alive) continue;
+      const v = w.state.data.get(key) ?? w.state.actors.get(key);
+      if (v instanceof SimValue || v instanceof SimActorRef) {
+        this.c.checkRead(`the client (from ${ws.address})`, key, v.v);
+      }
     }
   }
 

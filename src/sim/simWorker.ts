@@ -347,6 +347,9 @@ export class SimWorker {
       );
       return;
     }
+    for (let i = 0; i < inputs.length; i++) {
+      c.checkRead(`${this.address}: ${key}`, (spec.args[i + 1] as TaskRef).__weftRef, inputs[i]);
+    }
     c.stats.actors.handleInputs += handles > 0 ? 1 : 0;
     c.stats.actors.localInputs += local > 0 ? 1 : 0;
     const duration = params.d * rng.uniform(0.5, 1.5);

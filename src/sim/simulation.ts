@@ -102,6 +102,10 @@ export class Simulation implements SimCluster {
   readonly injectedFetch = new Map<string, Set<string>>();
   /** The workers each actor was held on (its task ran there), per actor key. */
   readonly actorHomes = new Map<string, Set<string>>();
+  /** The correct number of every task, by index in the workload. */
+  private readonly expected: Uint32Array;
+  /** Each task's index in the workload, by key. */
+  private readonly index = new Map<string, number>();
   /** The workload's actor tasks, by key. */
   private readonly actorKeys = new Set<string>();
   /** `compute` until the client has everything, then `release`. */
@@ -127,6 +131,9 @@ export class Simulation implements SimCluster {
     const actorRng = root.fork(10);
     this.workload = withActors(graph, this.options.actors, actorRng);
     for (const t of this.workload.tasks) if (t.actor === true) this.actorKeys.add(t.key);
+    this.expected = expectedValues(this.workload);
+    for (let i = 0; i < this.workload.tasks.length; i++)
+      this.index.set(this.workload.tasks[i].key, i);
     this.stats.actors.actors = this.actorKeys.size;
     this.net = new Network(this.queue, this.rng, this.options.latency, this.options.bandwidth);
     this.scheduler = new SimScheduler(this, (msg) => this.client.receive(msg));
@@ -189,6 +196,17 @@ export class Simulation implements SimCluster {
 
   injectedFetchError(key: string, text: string): void {
     addText(this.injectedFetch, key, text);
+  }
+
+  checkRead(reader: string, key: string, v: number): void {
+    const i = this.index.get(key);
+    const want = i === undefined ? undefined : this.expected[i];
+    if (v !== want) {
+      throw new SimFailure(
+        "wrong-value",
+        `${reader} read ${key} = ${v}, expected ${want ?? "no such key"}`,
+      );
+    }
   }
 
   isActor(key: string): boolean {
@@ -328,12 +346,10 @@ export class Simulation implements SimCluster {
 
   /** What the checks read of this run. */
   checkInput(): CheckInput {
-    const index = new Map<string, number>();
-    for (let i = 0; i < this.workload.tasks.length; i++) index.set(this.workload.tasks[i].key, i);
     return {
       workload: this.workload,
-      expected: expectedValues(this.workload),
-      index,
+      expected: this.expected,
+      index: this.index,
       scheduler: this.scheduler,
       workers: this.workers,
       client: this.client,
