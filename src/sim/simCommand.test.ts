@@ -370,6 +370,8 @@ test("--bandwidth sets the links' bytes per virtual second, as Dask writes a siz
   // The replay line replays the run; a unit, and /s after it, read the same.
   expect((await run("--bandwidth", "2MB")).out).toBe(bytes.out);
   expect((await run("--bandwidth", "2MB/s")).out).toBe(bytes.out);
+  // In any case, as Dask reads a size's unit: 10MB/S was "'10MB/' as a number".
+  expect((await run("--bandwidth", "2mb/S")).out).toBe(bytes.out);
   // Slower links make another run than the default's: the flag was not dropped.
   expect((await run()).out).not.toBe(bytes.out);
   // A fraction, as a program may give one, is read as it is: its replay line replays it.

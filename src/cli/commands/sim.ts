@@ -62,7 +62,8 @@ function seconds(v: string): number {
  */
 function bytesPerSecond(v: string): number {
   const expected = `expected bytes per virtual second such as 100MB, 10MiB/s or 5e6, got '${v}'`;
-  const size = v.replace(/\/s$/, "");
+  // `/S` too: a size's unit is read in any case, as Dask's parse_bytes reads it.
+  const size = v.replace(/\/s$/i, "");
   // parse_bytes reads no number as 1: `--bandwidth ""` (an unset variable) ran at 1 B/s.
   if (size.trim() === "") throw new InvalidArgumentError(expected);
   // Not truncated, as parse_bytes truncates: the replay line of a run given a fraction
