@@ -7,11 +7,8 @@
 
 import { resourcesProblem, workersProblem } from "../scheduler/state/eventValidation.ts";
 import { showValue } from "../util/showValue.ts";
+import { isRecord } from "../util/valueShapes.ts";
 import type { Workload } from "./workload.ts";
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 /** The fields of a SimTask: a misspelt one (`retry: 3`) would be ignored, unsaid. */
 const TASK_FIELDS: readonly string[] = [

@@ -10,18 +10,15 @@ import type { Workload } from "../../sim/workload.ts";
 import { parseBytes } from "../../util/parseBytes.ts";
 import { parseTimedelta } from "../../util/parseTimedelta.ts";
 import { showValue } from "../../util/showValue.ts";
+import { isRecord } from "../../util/valueShapes.ts";
 import { GraphInputError, loadGraphInput } from "./graphInput.ts";
+import { shellWord } from "./shellWord.ts";
 
 /** What `--graph`, `--task-duration` and `--task-nbytes` gave. */
 export interface SimGraphFlags {
   readonly graph: string;
   readonly taskDuration?: number;
   readonly taskNbytes?: number;
-}
-
-/** `word` as a shell reads it back: quoted unless it is plain. */
-function shellWord(word: string): string {
-  return /^[\w./@%+=:,-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
 /**
@@ -34,10 +31,6 @@ export function simGraphFlags(f: SimGraphFlags): string {
   if (f.taskDuration !== undefined) parts.push(`--task-duration ${f.taskDuration}`);
   if (f.taskNbytes !== undefined) parts.push(`--task-nbytes ${f.taskNbytes}`);
   return parts.join(" ");
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 /**
