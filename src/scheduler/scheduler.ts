@@ -61,6 +61,7 @@ import {
   type SchedulerOptions,
 } from "./schedulerOptions.ts";
 import type { SessionHost } from "./sessionHost.ts";
+import { StartWatch } from "./startWatch.ts";
 import type { SchedulerEvent } from "./state/events.ts";
 import { SchedulerState } from "./state/schedulerState.ts";
 import { mayBalance } from "./state/workStealing.ts";
@@ -298,45 +299,16 @@ export class Scheduler implements SessionHost {
   async listen(): Promise<this> {
     if (this.statusValue !== "init")
       throw new Error(`cannot start a scheduler that is ${this.statusValue}`);
-    // Task arguments are passed on to workers unread: not joined into one buffer.
-    this.listener = await this.starting.step(
-      () =>
-        listen(this.options.listen, (comm) => this.accept(comm), {
-          ...commOptionsOf(this.options),
-          forwardOutOfBandBuffers: true,
-          onRefusedPeer: (peer, reason) =>
-            this.logger.warn({ peer, reason }, "refused a TLS connection"),
-        }),
-      (late) => late.close(),
-    );
+    const watch = new StartWatch(this.logger);
     try {
-      const httpAddress = this.options.httpAddress;
-      if (httpAddress !== null) {
-        this.http = await this.starting.step(
-          () => startSchedulerHttp(this, httpAddress, this.options.metricsNamespace),
-          (late) => late.close(),
-        );
-      }
-      // A plugin's start or a weftSetup may never end: close() must end the start all the
-      // same. The plugin still starting is closed by the close, the preloads torn down.
-      for (const plugin of this.options.plugins) {
-        await this.starting.step(() => this.plugins.add(plugin));
-      }
-      await this.starting.step(() => {
-        const preloads = startPreloads(this.options.preload, this, ...preloadLogging(this.logger));
-        this.preloadTeardown = preloads.teardown;
-        return preloads.setUp;
-      });
+      // Raced: the steps still wait on a step that stalled; the close below ends them.
+      await Promise.race([this.startSteps(watch), watch.stalled]);
     } catch (err) {
-      // close() meanwhile stops what was started, within its timeout.
-      if (this.starting.isStopped) throw err;
-      await this.plugins.closeAll();
-      await this.http?.close();
-      this.http = null;
-      await this.listener?.close();
-      this.listener = null;
-      await this.runPreloadTeardown();
+      // Nothing else will ever run: closed, what started is torn down, as by a close().
+      if (watch.hasStalled) await this.close();
       throw err;
+    } finally {
+      watch.clear();
     }
     this.statusValue = "running";
     const ttl = this.options.workerTtlMs;
@@ -368,10 +340,58 @@ export class Scheduler implements SessionHost {
       this.idleTimer.unref();
     }
     this.logger.info(
-      { address: this.listener.address, ...(this.http !== null ? { http: this.http.url } : {}) },
+      { address: this.address, ...(this.http !== null ? { http: this.http.url } : {}) },
       "scheduler listening",
     );
     return this;
+  }
+
+  /** The steps of {@link listen}, each told to `watch` as it begins. */
+  private async startSteps(watch: StartWatch): Promise<void> {
+    watch.doing = `listening at ${this.options.listen}`;
+    // Task arguments are passed on to workers unread: not joined into one buffer.
+    this.listener = await this.starting.step(
+      () =>
+        listen(this.options.listen, (comm) => this.accept(comm), {
+          ...commOptionsOf(this.options),
+          forwardOutOfBandBuffers: true,
+          onRefusedPeer: (peer, reason) =>
+            this.logger.warn({ peer, reason }, "refused a TLS connection"),
+        }),
+      (late) => late.close(),
+    );
+    try {
+      const httpAddress = this.options.httpAddress;
+      if (httpAddress !== null) {
+        watch.doing = `starting its HTTP endpoints at ${httpAddress}`;
+        this.http = await this.starting.step(
+          () => startSchedulerHttp(this, httpAddress, this.options.metricsNamespace),
+          (late) => late.close(),
+        );
+      }
+      // A plugin's start or a weftSetup may never end: close() must end the start all the
+      // same. The plugin still starting is closed by the close, the preloads torn down.
+      for (const plugin of this.options.plugins) {
+        watch.doing = `running the start of its plugin ${plugin.name ?? plugin.constructor?.name}`;
+        await this.starting.step(() => this.plugins.add(plugin));
+      }
+      watch.doing = `running its preload modules' weftSetup (${this.options.preload.join(", ")})`;
+      await this.starting.step(() => {
+        const preloads = startPreloads(this.options.preload, this, ...preloadLogging(this.logger));
+        this.preloadTeardown = preloads.teardown;
+        return preloads.setUp;
+      });
+    } catch (err) {
+      // close() meanwhile stops what was started, within its timeout.
+      if (this.starting.isStopped) throw err;
+      await this.plugins.closeAll();
+      await this.http?.close();
+      this.http = null;
+      await this.listener?.close();
+      this.listener = null;
+      await this.runPreloadTeardown();
+      throw err;
+    }
   }
 
   /** Hand stimuli to the state machine and route the messages it returns. */
