@@ -23,6 +23,7 @@ import { envLogLevel, weftLogger } from "../util/logger.ts";
 import { loggerOption } from "../util/loggerOption.ts";
 import { existingModuleUrl, fileModuleUrl } from "../util/moduleUrl.ts";
 import { showValue } from "../util/showValue.ts";
+import { timeoutProblem } from "../util/timers.ts";
 import { allowOnPoolThread, refuseOnPoolThread } from "../worker/poolThreadMark.ts";
 import { MAX_POOL_THREADS } from "../worker/poolThreads.ts";
 import { Worker } from "../worker/worker.ts";
@@ -99,6 +100,16 @@ export interface LocalClusterOptions {
    * `scale` starts, as Dask's do.
    */
   maxWorkerRestarts?: number;
+  /**
+   * How long `start()` may take, in ms: the scheduler's start, then the
+   * workers' (a plugin's `start` or a preload's `weftSetup` on either, a task
+   * module's import). Past it, everything started is closed and `start()`
+   * rejects, saying what was still starting. Default (or null, or Infinity):
+   * as long as it takes, as Dask's LocalCluster, since a setup may load
+   * something large; a scheduler still starting after 10 s warns, naming the
+   * step, and one whose step waits on nothing fails the start.
+   */
+  startTimeoutMs?: number | null;
 }
 
 const TASK_MODULES = "LocalCluster option taskModules";
@@ -145,6 +156,7 @@ const START_OPTIONS: OptionNames<LocalClusterOptions> = {
   worker: true,
   logger: true,
   maxWorkerRestarts: true,
+  startTimeoutMs: true,
 };
 
 function nonNegativeInt(name: string, v: number): number {
@@ -205,6 +217,52 @@ function positiveInt(name: string, v: number): number {
     );
   }
   return v;
+}
+
+/** The option `startTimeoutMs` as a bound in ms, or null for none. */
+function startTimeout(v: number | null | undefined): number | null {
+  if (v === null || v === undefined || v === Number.POSITIVE_INFINITY) return null;
+  const problem = timeoutProblem(v);
+  if (problem !== null) {
+    throw new RangeError(
+      `LocalCluster option ${problem.replace(/^timeoutMs/, "startTimeoutMs")}, or null (no limit)`,
+    );
+  }
+  return v;
+}
+
+/**
+ * The bound of one {@link LocalCluster.start} (`startTimeoutMs`): at it, the
+ * scheduler still starting is closed, else the workers still starting are
+ * (their starts reject at once), and the start fails with {@link error}.
+ */
+class ClusterStartDeadline {
+  /** Why the start failed, once the deadline came. */
+  error: Error | null = null;
+  private readonly timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(ms: number | null, scheduler: Scheduler, together: StartTogether) {
+    // Not unref'd: a start waiting only on a promise that never settles would let the
+    // process exit half started.
+    if (ms === null) return;
+    this.timer = setTimeout(() => {
+      const step = scheduler.startStep;
+      const still =
+        step !== null
+          ? `the scheduler was still ${step}`
+          : `workers ${together.stillStarting.map((w) => JSON.stringify(w.options.name)).join(", ")} were still starting`;
+      this.error = new Error(
+        `LocalCluster: the cluster did not start within startTimeoutMs (${ms} ms): ${still}; everything started was closed`,
+      );
+      if (step !== null) void scheduler.close();
+      else together.fail(this.error);
+    }, ms);
+  }
+
+  /** The start is over, done or failed: no deadline any more. */
+  clear(): void {
+    clearTimeout(this.timer);
+  }
 }
 
 /** A scheduler and workers in this process. */
@@ -329,6 +387,7 @@ export class LocalCluster {
     );
     const validate = options.validate ?? false;
     const maxWorkerRestarts = nonNegativeInt("maxWorkerRestarts", options.maxWorkerRestarts ?? 5);
+    const startTimeoutMs = startTimeout(options.startTimeoutMs);
     const workerOptions = (name: string, schedulerAddress: string): WorkerOptions => ({
       batchedSendIntervalMs: 0,
       ...options.worker,
@@ -349,7 +408,7 @@ export class LocalCluster {
     // Checked before anything starts: with workers: 0, a bad worker option (a typo) was
     // found only by each worker scale or adapt tried to start, adapt retrying for good.
     resolveWorkerOptions(workerOptions("0", "inproc://scheduler"));
-    const scheduler = await Scheduler.start({
+    const scheduler = new Scheduler({
       batchedSendIntervalMs: 0,
       ...options.scheduler,
       // For runOnScheduler and registerSchedulerPlugin, as for the workers' tasks.
@@ -359,22 +418,32 @@ export class LocalCluster {
       validate,
       logger: logger.child({ name: "weft.scheduler" }),
     });
+    const together = new StartTogether();
+    const deadline = new ClusterStartDeadline(startTimeoutMs, scheduler, together);
+    try {
+      await scheduler.listen();
+    } catch (err) {
+      deadline.clear();
+      await scheduler.close();
+      throw deadline.error ?? err;
+    }
     const newWorker = (name: string) => {
       const worker = new Worker(workerOptions(name, scheduler.address));
       // Started later, out of a task's call that may have let this cluster start.
       allowOnPoolThread(worker);
       return worker;
     };
-    const together = new StartTogether();
     const started = await Promise.allSettled(
       Array.from({ length: nWorkers }, async (_, i) =>
         together.start(together.make(() => newWorker(String(i)))),
       ),
     );
+    deadline.clear();
     const workers = started.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
     if (together.failed) {
       await together.closeAll();
       await scheduler.close();
+      if (deadline.error !== null) throw deadline.error;
       const failure = together.failure;
       const why = failure instanceof Error ? failure.message : String(failure);
       throw new Error(`LocalCluster: a worker failed to start: ${why}`, { cause: failure });

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
@@ -94,5 +94,64 @@ describe("a LocalCluster whose parts never finish starting or closing", { timeou
     expect(cluster.scheduler.status).toBe("running");
     await cluster.close(Number.POSITIVE_INFINITY);
     expect(cluster.scheduler.status).toBe("closed");
+  });
+
+  it("start({ startTimeoutMs }): a scheduler whose preload's weftSetup never ends is closed, its preload torn down, and the start fails naming it", async () => {
+    const tornDown = join(dir, "scheduler-torn-down");
+    const preload = join(dir, "stuck-scheduler.mjs");
+    writeFileSync(
+      preload,
+      `import { writeFileSync } from "node:fs";
+export function weftSetup() { return new Promise(() => {}); }
+export function weftTeardown() { writeFileSync(${JSON.stringify(tornDown)}, ""); }
+`,
+    );
+    await expect(
+      LocalCluster.start({
+        workers: 1,
+        executor: "inline",
+        protocol: "tcp",
+        logger: silent(),
+        scheduler: { preload: [preload] },
+        startTimeoutMs: 300,
+      }),
+    ).rejects.toThrow(
+      /^LocalCluster: the cluster did not start within startTimeoutMs \(300 ms\): the scheduler was still running its preload modules' weftSetup \(file:\/\/.*stuck-scheduler\.mjs\); everything started was closed$/,
+    );
+    expect(existsSync(tornDown)).toBe(true);
+  });
+
+  it("start({ startTimeoutMs }): workers still starting then are closed, and the start fails naming them", async () => {
+    const preload = join(dir, "stuck-worker.mjs");
+    writeFileSync(preload, "export function weftSetup() { return new Promise(() => {}); }\n");
+    await expect(
+      LocalCluster.start({
+        workers: 2,
+        executor: "inline",
+        logger: silent(),
+        worker: { preload: [preload] },
+        startTimeoutMs: 300,
+      }),
+    ).rejects.toThrow(
+      /^LocalCluster: the cluster did not start within startTimeoutMs \(300 ms\): workers "0", "1" were still starting; everything started was closed$/,
+    );
+  });
+
+  it("start({ startTimeoutMs }) refuses a bound that is not a positive number of ms, starting nothing", async () => {
+    for (const bad of [0, -5, Number.NaN, "1000", 2 ** 31]) {
+      await expect(
+        LocalCluster.start({ workers: 0, logger: silent(), startTimeoutMs: bad as number }),
+      ).rejects.toThrow(
+        /^LocalCluster option startTimeoutMs must be a positive number of ms, at most /,
+      );
+    }
+    const cluster = await LocalCluster.start({
+      workers: 1,
+      executor: "inline",
+      logger: silent(),
+      startTimeoutMs: null,
+    });
+    clusters.push(cluster);
+    expect(cluster.workerCount).toBe(1);
   });
 });

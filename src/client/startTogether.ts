@@ -28,6 +28,11 @@ export class StartTogether {
     return this.firstFailure?.err ?? null;
   }
 
+  /** The workers whose start is not over yet. */
+  get stillStarting(): Worker[] {
+    return [...this.pending];
+  }
+
   /** True once a start failed. */
   get failed(): boolean {
     return this.firstFailure !== null;

@@ -136,6 +136,8 @@ export class Scheduler implements SessionHost {
   private readonly starting = new StartSteps("the scheduler was closed while starting", (err) =>
     this.logger.error({ err: asError(err) }, "closing what the start made after close() failed"),
   );
+  /** The start under way ({@link listen}), null before and after it. */
+  private startWatch: StartWatch | null = null;
   /** Undoes the preload modules (their `weftTeardown`s), once they ran. */
   private preloadTeardown: PreloadTeardown | null = null;
   private statusValue: SchedulerStatus = "init";
@@ -264,6 +266,15 @@ export class Scheduler implements SessionHost {
     return this.listener.address;
   }
 
+  /**
+   * What {@link listen} is doing while the scheduler starts (`running its
+   * preload modules' weftSetup (…)`, `running the start of its plugin P`), said
+   * by a start that takes long; null before `listen()` and once it settled.
+   */
+  get startStep(): string | null {
+    return this.startWatch?.doing ?? null;
+  }
+
   /** Where the server is in its life: `init`, `running`, `closing`, `closed` or `failed`. */
   get status(): SchedulerStatus {
     return this.statusValue;
@@ -300,6 +311,7 @@ export class Scheduler implements SessionHost {
     if (this.statusValue !== "init")
       throw new Error(`cannot start a scheduler that is ${this.statusValue}`);
     const watch = new StartWatch(this.logger);
+    this.startWatch = watch;
     try {
       // Raced: the steps still wait on a step that stalled; the close below ends them.
       await Promise.race([this.startSteps(watch), watch.stalled]);
@@ -309,6 +321,7 @@ export class Scheduler implements SessionHost {
       throw err;
     } finally {
       watch.clear();
+      this.startWatch = null;
     }
     this.statusValue = "running";
     const ttl = this.options.workerTtlMs;
