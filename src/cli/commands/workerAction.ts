@@ -257,11 +257,6 @@ export async function runWorker(
       deathTimeoutMs,
       logger: stderrLogger("weft.worker", opts.logLevel),
     });
-    // Once the Worker took the option (a literal wildcard refused there), before it registers.
-    if (opts.contactAddress !== undefined) {
-      const warning = await contactHostWarning(opts.contactAddress);
-      if (warning !== null) ctx.stderr.write(`weft worker: ${warning}\n`);
-    }
     // Told to give up (a signal, its nanny gone) while starting, as while waiting for a
     // scheduler that is not there: stop now rather than at --death-timeout.
     const starting = worker;
@@ -277,6 +272,19 @@ export async function runWorker(
       givingUp = starting.close(closeTimeout());
       return givingUp;
     });
+    // Once the Worker took the option (a literal wildcard refused there), before it registers.
+    // A stop meanwhile does not wait for the lookup (up to its 2 s bound): it is abandoned.
+    if (opts.contactAddress !== undefined) {
+      const lookup = contactHostWarning(opts.contactAddress);
+      const warning = await (giveUp === undefined
+        ? lookup
+        : Promise.race([lookup, giveUp.then(() => null)]));
+      if (warning !== null) ctx.stderr.write(`weft worker: ${warning}\n`);
+      if (gaveUp) {
+        await givingUp;
+        return;
+      }
+    }
     await worker.start();
   } catch (err) {
     if (gaveUp) {
