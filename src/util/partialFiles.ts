@@ -10,6 +10,8 @@
  * signals are listened for only while a partial file is being written: listened
  * for all the time, a process busy in a long synchronous step (a simulation, the
  * encoding of a dump) would no longer die of a Ctrl-C until that step ended.
+ * One a process killed outright left (`kill -9`) is removed by a later write of
+ * the same file (hiddenLeftovers.ts).
  */
 
 import { rmSync } from "node:fs";

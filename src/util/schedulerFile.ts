@@ -7,12 +7,12 @@
  * instead.
  */
 
-import { randomUUID } from "node:crypto";
-import { link, lstat, readdir, readFile, rename, rm, stat } from "node:fs/promises";
-import { basename, dirname, join, resolve } from "node:path";
+import { link, readFile, rename, rm } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { warnCallbackFailed } from "./callbackWarning.ts";
 import { callGuarded } from "./guardedCall.ts";
+import { hiddenName, removeHiddenLeftovers } from "./hiddenLeftovers.ts";
 import { checkKnownOptions, type OptionNames } from "./knownOptions.ts";
 import { outputFailure } from "./outputFile.ts";
 import { deviceProblem } from "./regularFile.ts";
@@ -84,37 +84,11 @@ export async function writeSchedulerFile(
  * change time): one renamed after may be the new file itself, which a closing
  * scheduler renamed aside to read it and will put back. One renamed before held a
  * file the new one replaced, which its closing scheduler (if alive still) would
- * remove, or find the new file in the way of putting it back and remove. Not for a
- * name longer than the hidden name keeps, whose leftovers cannot be told from those
- * of another file whose name starts alike (nor for one as long as it keeps, which a
- * longer name is cut to). Best effort: a leftover that cannot be
- * removed is left.
+ * remove, or find the new file in the way of putting it back and remove.
  */
 async function removeLeftovers(path: string): Promise<void> {
-  const dir = dirname(path);
-  const name = basename(path);
-  // A name cut short in the hidden one: the leftover may be another file's, beside. So
-  // for a name as long as the cut too: a longer one starting with it is cut to it.
-  if (name.length >= HIDDEN_BASENAME_CHARS) return;
-  const prefix = `.${name}.`;
-  try {
-    const written = await stat(path);
-    for (const hidden of await readdir(dir)) {
-      if (!hidden.startsWith(prefix) || !REMOVED_SUFFIX.test(hidden.slice(prefix.length))) continue;
-      const leftover = join(dir, hidden);
-      const aside = await lstat(leftover).catch(() => null);
-      if (aside?.isFile() && aside.ctimeMs < written.ctimeMs) await rm(leftover, { force: true });
-    }
-  } catch {
-    // A directory that cannot be listed, or a leftover that cannot be removed: left.
-  }
+  await removeHiddenLeftovers(path, "removed", (aside, written) => aside.ctimeMs < written.ctimeMs);
 }
-
-/** How much of the scheduler file's name its hidden name keeps (one near 255 bytes fits). */
-const HIDDEN_BASENAME_CHARS = 40;
-
-/** What follows the scheduler file's name in its hidden name: a UUID, then `.removed`. */
-const REMOVED_SUFFIX = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.removed$/;
 
 /**
  * Remove the scheduler file at `path` if it still names the scheduler `id`
@@ -142,10 +116,7 @@ export async function removeSchedulerFile(
   // The file a symlink names, which is the file written: the link is the user's.
   const path = await followedPath(given);
   await beforeRemoval?.();
-  const hidden = join(
-    dirname(path),
-    `.${basename(path).slice(0, HIDDEN_BASENAME_CHARS)}.${randomUUID()}.removed`,
-  );
+  const hidden = join(dirname(path), hiddenName(path, "removed"));
   try {
     await rename(path, hidden);
   } catch (err) {

@@ -13,6 +13,7 @@ import {
   rmSync,
   statSync,
   symlinkSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -133,6 +134,41 @@ describe("writeWholeFile", () => {
     await writeWholeFile(path, "written");
     expect(readFileSync(path, "utf8")).toBe("written");
     expect(readdirSync(sub)).toEqual([`${"p".repeat(240)}.json`]);
+  });
+
+  it("removes the partial files beside it that a process killed mid-write left a minute or more before, and no other", async () => {
+    for (const [name, write] of [
+      ["whole", writeWholeFile],
+      ["replace", replaceWholeFile],
+    ] as const) {
+      const sub = join(dir, `killed-${name}`);
+      mkdirSync(sub);
+      const uuid = "0b5e7a52-4f5c-4a8e-9d3e-1c2b3a4d5e6f";
+      const uuid2 = "1c6f8b63-5a6d-4b9f-8e4f-2d3c4b5e6f70";
+      const forty = `${"d".repeat(35)}.json`;
+      /** Each hidden file, and whether the write removes it. */
+      const hidden: [string, boolean][] = [
+        [`.dump.json.${uuid}.partial`, true], // kill -9 mid-write, 2 minutes ago
+        [`.dump.json.${uuid2}.partial`, false], // 10 s ago: it may be a live writer's
+        [`.other.json.${uuid}.partial`, false], // another file's
+        [`.dump.json.${uuid}.removed`, false], // the scheduler file's removal's
+        [`.dump.json.not-a-uuid.partial`, false],
+        // A name as long as the hidden name keeps: it could be a longer name's.
+        [`.${forty}.${uuid}.partial`, false],
+      ];
+      const now = Date.now() / 1000;
+      for (const [h] of hidden) {
+        writeFileSync(join(sub, h), "part");
+        utimesSync(join(sub, h), now - 120, now - 120);
+      }
+      utimesSync(join(sub, hidden[1][0]), now - 10, now - 10);
+      await write(join(sub, "dump.json"), "written");
+      await write(join(sub, forty), "written");
+      expect(readdirSync(sub).sort()).toEqual(
+        [...hidden.filter(([, removed]) => !removed).map(([h]) => h), "dump.json", forty].sort(),
+      );
+      expect(readFileSync(join(sub, "dump.json"), "utf8")).toBe("written");
+    }
   });
 
   it("writes a file of several hard links in place, so that every name keeps seeing it", async () => {

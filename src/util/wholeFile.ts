@@ -6,7 +6,7 @@
  * stream, in place of the file that was there before.
  */
 
-import { randomUUID } from "node:crypto";
+import type { Stats } from "node:fs";
 import {
   chmod,
   chown,
@@ -20,6 +20,7 @@ import {
 } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { hiddenName, removeHiddenLeftovers } from "./hiddenLeftovers.ts";
 import { partialFileEnded, partialFileStarted } from "./partialFiles.ts";
 import { deviceProblem } from "./regularFile.ts";
 
@@ -93,23 +94,40 @@ async function writeWhole(
     if (device !== null) throw Object.assign(new Error(device), { code: "ENOTREGULAR" });
     target = { path: resolve(end), kept: null };
   }
-  const partial = join(dirname(target.path), partialName(target.path));
+  const partial = join(dirname(target.path), hiddenName(target.path, "partial"));
   partialFileStarted(partial);
+  let renamed: boolean;
   try {
-    await writeWholePartial(partial, path, target, data, inPlace);
+    renamed = await writeWholePartial(partial, path, target, data, inPlace);
   } finally {
     partialFileEnded(partial);
   }
+  if (renamed) await removeHiddenLeftovers(target.path, "partial", isStalePartial);
 }
 
-/** Write `data` into `partial`, then rename it over `target`: see {@link writeWholeFile}. */
+/**
+ * How much older than the file just written a partial file beside it must be to
+ * be taken for one a process killed mid-write (`kill -9`) left: a live writer's
+ * is written to until it is renamed, a few ms later, unless its process stalls.
+ */
+const STALE_PARTIAL_MS = 60_000;
+
+/** A partial file of the same target last written a minute or more before this one was. */
+function isStalePartial(partial: Stats, written: Stats): boolean {
+  return partial.mtimeMs < written.mtimeMs - STALE_PARTIAL_MS;
+}
+
+/**
+ * Write `data` into `partial`, then rename it over `target`: see {@link writeWholeFile}.
+ * False when it was written in place instead.
+ */
 async function writeWholePartial(
   partial: string,
   path: string,
   target: Target,
   data: string | Uint8Array,
   inPlace: boolean,
-): Promise<void> {
+): Promise<boolean> {
   try {
     await writeFile(partial, data, { flag: "wx" });
   } catch (err) {
@@ -118,7 +136,7 @@ async function writeWholePartial(
     // as writeFile does, and with its error.
     if (inPlace && isPermissionError(err)) {
       await writeFile(path, data);
-      return;
+      return false;
     }
     throw naming(err, partial, path);
   }
@@ -132,10 +150,11 @@ async function writeWholePartial(
     // writeFile did, and with its error.
     if (inPlace && (isPermissionError(err) || isMountPointError(err))) {
       await writeFile(path, data);
-      return;
+      return false;
     }
     throw naming(err, partial, path);
   }
+  return true;
 }
 
 /**
@@ -157,14 +176,6 @@ async function keep(partial: string, kept: KeptStatus, inPlace: boolean): Promis
   }
   // After chown, which clears the set-user-ID and set-group-ID bits.
   await chmod(partial, kept.mode);
-}
-
-/**
- * The hidden file's name: the file's (cut short, so that a name near the 255 bytes a
- * file system allows still leaves room for the rest), unique to this write.
- */
-function partialName(path: string): string {
-  return `.${basename(path).slice(0, 40)}.${randomUUID()}.partial`;
 }
 
 /** Removes the hidden file, whose own error (none there) would hide the write's. */
