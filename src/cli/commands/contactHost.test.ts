@@ -52,11 +52,32 @@ describe("contactHostWarning", () => {
     expect(lookup.calls).toEqual(["nowhere.invalid"]);
   });
 
-  it("does not hold the start up for a resolver that does not answer", async () => {
+  it("does not hold the start up for a resolver that does not answer, and stops the lookup", async () => {
     vi.useFakeTimers();
-    const hung: HostLookup = () => new Promise(() => {});
+    const abandoned: AbortSignal[] = [];
+    const hung: HostLookup = (_host, abandon) => {
+      abandoned.push(abandon);
+      return new Promise(() => {});
+    };
     const warning = contactHostWarning("tcp://slow.example:4000", hung);
     await vi.advanceTimersByTimeAsync(2_000);
     expect(await warning).toBeNull();
+    // Left running, a lookup (getaddrinfo) held the process at exit until it gave up.
+    expect(abandoned.map((s) => s.aborted)).toEqual([true]);
+  });
+
+  it("gives up at once, stopping the lookup, when told to stop", async () => {
+    const abandoned: AbortSignal[] = [];
+    const hung: HostLookup = (_host, abandon) => {
+      abandoned.push(abandon);
+      return new Promise(() => {});
+    };
+    const stop = new AbortController();
+    const warning = contactHostWarning("tcp://slow.example:4000", hung, stop.signal);
+    stop.abort();
+    expect(await warning).toBeNull();
+    expect(abandoned.map((s) => s.aborted)).toEqual([true]);
+    const already = await contactHostWarning("tcp://slow.example:4000", hung, stop.signal);
+    expect(already).toBeNull();
   });
 });

@@ -8,15 +8,18 @@
  * the peers are, and a lookup that fails or hangs must not stop a start.
  */
 
-import { lookup as dnsLookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import { parseHostPort, splitScheme } from "../../util/address.ts";
 import { wildcardOf } from "../../util/wildcardHost.ts";
+import { lookupInChild } from "./childLookup.ts";
 
-/** The resolver's answer for `host`: every address, as `dns.promises.lookup` gives them. */
+/**
+ * The resolver's answer for `host`: every address, as `dns.promises.lookup` gives
+ * them; `abandon` aborts once the answer is no longer wanted, which stops the lookup.
+ */
 export type HostLookup = (
   host: string,
-  options: { all: true },
+  abandon: AbortSignal,
 ) => Promise<readonly { readonly address: string }[]>;
 
 /** How long the lookup may take before the start goes on without it, in ms. */
@@ -26,10 +29,13 @@ const LOOKUP_WAIT_MS = 2_000;
  * The warning for a contact address (`--contact-address`) whose host name resolves
  * to a wildcard address here, or null: for an IP, a name that resolves elsewhere,
  * or one that does not resolve in time (the scheduler's check says what it reaches).
+ * Null at once when `stop` aborts (the worker told to stop meanwhile); the lookup,
+ * abandoned then or after its time, is stopped, not left to hold the process.
  */
 export async function contactHostWarning(
   address: string,
-  lookup: HostLookup = dnsLookup,
+  lookup: HostLookup = lookupInChild,
+  stop?: AbortSignal,
 ): Promise<string | null> {
   const { scheme, location } = splitScheme(address);
   if (scheme !== "tcp" && scheme !== "tls") return null;
@@ -45,12 +51,25 @@ export async function contactHostWarning(
     timer = setTimeout(() => resolve(null), LOOKUP_WAIT_MS);
     timer.unref();
   });
+  let onStop = () => {};
+  const stopped = new Promise<null>((resolve) => {
+    onStop = () => resolve(null);
+    if (stop?.aborted) onStop();
+    stop?.addEventListener("abort", onStop, { once: true });
+  });
+  const abandon = new AbortController();
   try {
-    const found = await Promise.race([lookup(host, { all: true }).catch(() => null), late]);
+    const found = await Promise.race([
+      lookup(host, abandon.signal).catch(() => null),
+      late,
+      stopped,
+    ]);
     const wildcard = found?.map((a) => wildcardOf(a.address)).find((w) => w !== null);
     if (wildcard === undefined || wildcard === null) return null;
     return `--contact-address ${address}: ${host} resolves to ${wildcard} on this machine, which means every interface to a listener: a peer that resolves it so dials its own machine, not this worker; give the worker's own IP, or correct the name's entry (/etc/hosts)`;
   } finally {
     clearTimeout(timer);
+    stop?.removeEventListener("abort", onStop);
+    abandon.abort();
   }
 }

@@ -3,21 +3,20 @@ import { describe, expect, it, vi } from "vitest";
 import { refusingAddress, testContext } from "../testContext.ts";
 import { main } from "../weft.ts";
 
-/** Resolved once the worker looked its --contact-address host name up. */
+/** Resolved with the lookup's abandon signal once the worker looked its --contact-address up. */
 const { lookedUp, lookupCalled } = vi.hoisted(() => {
-  let lookupCalled: () => void = () => {};
-  const lookedUp = new Promise<void>((resolve) => {
+  let lookupCalled: (abandon: AbortSignal) => void = () => {};
+  const lookedUp = new Promise<AbortSignal>((resolve) => {
     lookupCalled = resolve;
   });
   return { lookedUp, lookupCalled };
 });
 
-// A resolver that never answers (a DNS server gone silent): the real lookup cannot be
-// cancelled, and the worker's start waits for it up to 2 s.
-vi.mock("node:dns/promises", async (importOriginal) => ({
-  ...(await importOriginal<typeof import("node:dns/promises")>()),
-  lookup: () => {
-    lookupCalled();
+// A resolver that never answers (a DNS server gone silent): the worker's start waits for
+// it up to 2 s.
+vi.mock("./childLookup.ts", () => ({
+  lookupInChild: (_host: string, abandon: AbortSignal) => {
+    lookupCalled(abandon);
     return new Promise(() => {});
   },
 }));
@@ -30,13 +29,15 @@ describe("weft worker --contact-address whose host name lookup never answers", (
       ["node", "weft", "worker", await refusingAddress(), ...args, "--log-level", "silent"],
       ctx,
     );
-    await lookedUp;
+    const abandon = await lookedUp;
     const signalled = performance.now();
     process.emit("SIGTERM", "SIGTERM");
     const code = await Promise.race([worker, sleep(5_000, "still waiting")]);
     expect(code).toBe(0);
     // Before, 2 s: the stop waited for the lookup's bound.
     expect(performance.now() - signalled).toBeLessThan(1_500);
+    // The lookup is stopped, not left to hold the process (its child killed).
+    expect(abandon.aborted).toBe(true);
     expect(ctx.stderr.text).toBe("");
     expect(process.listenerCount("SIGTERM")).toBe(0);
     expect(process.listenerCount("SIGINT")).toBe(0);

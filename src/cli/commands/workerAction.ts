@@ -275,10 +275,9 @@ export async function runWorker(
     // Once the Worker took the option (a literal wildcard refused there), before it registers.
     // A stop meanwhile does not wait for the lookup (up to its 2 s bound): it is abandoned.
     if (opts.contactAddress !== undefined) {
-      const lookup = contactHostWarning(opts.contactAddress);
-      const warning = await (giveUp === undefined
-        ? lookup
-        : Promise.race([lookup, giveUp.then(() => null)]));
+      const stopLookup = new AbortController();
+      void giveUp?.then(() => stopLookup.abort());
+      const warning = await contactHostWarning(opts.contactAddress, undefined, stopLookup.signal);
       if (warning !== null) ctx.stderr.write(`weft worker: ${warning}\n`);
       if (gaveUp) {
         await givingUp;
