@@ -72,7 +72,7 @@ export function schedulerCommand(ctx: CliContext): Command {
     )
     .option(
       "--scheduler-file <path>",
-      "write the scheduler's address (and identity, as JSON) to this file once listening, for weft worker --scheduler-file and clients (readSchedulerFile); removed when the scheduler closes (a symlink is followed: the file it names is written and removed, the link kept)",
+      "write the scheduler's address (and identity, as JSON) to this file once listening, for weft worker --scheduler-file and clients (readSchedulerFile); removed when the scheduler closes (a symlink is followed: the file it names is written and removed, the link kept); a file naming a scheduler still running (its address accepts connections) is refused, one left by a scheduler gone replaced",
       schedulerFilePath,
     );
   return addHttpOptions(addTlsOptions(addFrameLimitOptions(addPreloadOption(cmd, "scheduler"))))
@@ -88,7 +88,8 @@ export function schedulerCommand(ctx: CliContext): Command {
         "--http-address `http at http://<host>:<port>` (GET /status in a browser, /health, /metrics,\n" +
         "/json/identity.json, /json/counts.json); runs until SIGINT or SIGTERM (exit 0), or until its state machine\n" +
         "fails (exit 1, saying why).\n" +
-        "Exit 2: it cannot start (a bad option, an address in use).\n" +
+        "Exit 2: it cannot start (a bad option, an address in use, a --scheduler-file that names a\n" +
+        "scheduler still running).\n" +
         "With --scheduler-file FILE it writes its address to FILE (JSON) before printing it.\n" +
         "Then: weft worker <address> --tasks ./mytasks.ts  (on each machine; or --scheduler-file FILE)\n" +
         "      weft run graph.json --scheduler <address>",

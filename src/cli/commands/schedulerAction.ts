@@ -18,6 +18,7 @@ import { listenFailureMessage } from "./listenFailure.ts";
 import { millisecondsOption } from "./millisecondsOption.ts";
 import { isNoTimeout } from "./noTimeout.ts";
 import { withOptionFlags } from "./optionFlags.ts";
+import { runningSchedulerIn, schedulerFileTakenMessage } from "./schedulerFileTaken.ts";
 import type { FrameLimitCliOptions, HttpCliOptions, TlsCliOptions } from "./serverOptions.ts";
 import {
   frameLimitsFrom,
@@ -139,6 +140,11 @@ export async function runScheduler(
       throw new Error(
         `--listen ${listen}: workers and clients in other processes need tcp:// (or tls://)`,
       );
+    }
+    // Before listening: a file left by a scheduler gone may name this very address.
+    if (opts.schedulerFile !== undefined) {
+      const running = await runningSchedulerIn(opts.schedulerFile);
+      if (running !== null) throw new Error(schedulerFileTakenMessage(opts.schedulerFile, running));
     }
     scheduler = new Scheduler({
       listen,

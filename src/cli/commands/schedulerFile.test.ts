@@ -120,6 +120,38 @@ describe("--scheduler-file", () => {
     );
   }, 60_000);
 
+  it("weft scheduler does not take the file of a scheduler still running: it was written over, then removed", async () => {
+    const file = join(dir, "taken.json");
+    let first = "";
+    let stopFirst = (): void => {};
+    const running = runScheduler(
+      { listen: "tcp://127.0.0.1:0", workerTtl: "30000", logLevel: "silent", schedulerFile: file },
+      context(),
+      (s) => {
+        first = s.address;
+        stopFirst = () => void s.close();
+        return s.closed;
+      },
+    );
+    await readSchedulerFile(file, { timeoutMs: 10_000 });
+    // A second one given the same path by mistake (a job script run twice).
+    const second = context();
+    await runScheduler(
+      { listen: "tcp://127.0.0.1:0", workerTtl: "30000", logLevel: "silent", schedulerFile: file },
+      second,
+      () => Promise.resolve(),
+    );
+    expect(second.exitCode).toBe(2);
+    expect(second.stderr.text).toBe(
+      `weft scheduler: cannot start: the scheduler file ${file} names a scheduler still running at ${first} (it accepts connections): written over, its workers and clients would come to this one. Stop that scheduler first, or give another --scheduler-file (if what listens at ${first} is no scheduler of yours, remove the file)\n`,
+    );
+    // The first's file is still there: workers its nannies start again still find it.
+    expect(await readSchedulerFile(file, { timeoutMs: 0 })).toBe(first);
+    stopFirst();
+    await running;
+    expect(existsSync(file)).toBe(false);
+  }, 30_000);
+
   it("weft worker refuses neither or both, and says what is wrong with the file", async () => {
     const run = async (...args: string[]) => {
       const ctx = context();
