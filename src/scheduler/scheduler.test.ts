@@ -949,11 +949,67 @@ describe("Scheduler server", () => {
     s.state.validateState();
   });
 
+  it("says what a worker that left held: the results computed again, the scattered values lost", async () => {
+    const { s, records } = await start();
+    const w = await peer(s, registerWorker("inproc://w/1"));
+    const c = await peer(s, registerClient("c1"));
+    await c.comm.send([
+      INC_X_GRAPH,
+      {
+        op: "update-data",
+        clientId: "c1",
+        stimulusId: "scatter-1",
+        keys: [{ key: "data", workers: ["inproc://w/1"], nbytes: 8, typename: "number" }],
+      },
+    ]);
+    const compute = await w.waitFor((m) => m.op === "compute-task");
+    await w.comm.send([
+      {
+        op: "task-finished",
+        key: "x",
+        runId: compute.runId,
+        nbytes: 8,
+        typename: "number",
+        stimulusId: "f1",
+      },
+    ]);
+    await c.waitFor((m) => m.op === "key-in-memory" && m.key === "x");
+    await w.comm.close();
+    await until(() => s.state.workers.size === 0);
+    const said = records
+      .filter((r) => r.worker === "inproc://w/1" && (r.level as number) >= 30)
+      .filter((r) => r.msg !== "worker registered")
+      .map(({ level, msg, processing, memory, keys, count }) => ({
+        level,
+        msg,
+        ...(processing === undefined ? {} : { processing, memory }),
+        ...(keys === undefined ? {} : { keys, count }),
+      }));
+    // It said "worker left" alone, whatever the worker held.
+    expect(said).toEqual([
+      { level: 30, msg: "worker left", processing: 0, memory: 2 },
+      {
+        level: 40,
+        msg: "the worker at inproc://w/1 left holding the only copy of 1 result, which will be computed again",
+        keys: ["x"],
+        count: 1,
+      },
+      {
+        level: 50,
+        msg: "the worker at inproc://w/1 left holding the only copy of 1 scattered value, which no task can compute again: lost",
+        keys: ["data"],
+        count: 1,
+      },
+    ]);
+  });
+
   it("removes a worker that stops heartbeating", async () => {
     const { s, records } = await start({ workerTtlMs: 150 });
     const w = await peer(s, registerWorker("inproc://w/1"));
     await until(() => s.state.workers.size === 0);
-    expect(records.some((r) => r.msg === "worker missed its heartbeats; removing it")).toBe(true);
+    expect(
+      records.find((r) => r.msg === "worker missed its heartbeats; removing it"),
+    ).toMatchObject({ level: 40, worker: "inproc://w/1", processing: 0, memory: 0 });
     await w.comm.closed;
     // The scheduler cut the connection itself: no warning that it broke.
     const ended = (r: Record<string, unknown>) =>

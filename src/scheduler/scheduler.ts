@@ -68,6 +68,7 @@ import { mayBalance } from "./state/workStealing.ts";
 import { StimulusRunner } from "./stimulusRunner.ts";
 import { TaskStream } from "./taskStream.ts";
 import { WorkerClients } from "./workerClients.ts";
+import { logWorkerLoss, workerLoss } from "./workerLoss.ts";
 import { serveWorker } from "./workerSession.ts";
 import { blockedGapMs, silentWorkers, ttlCheckIntervalMs } from "./workerTtl.ts";
 
@@ -520,7 +521,13 @@ export class Scheduler implements SessionHost {
       return;
     }
     for (const address of silentWorkers(this.state, t, ttlSeconds)) {
-      this.logger.warn({ worker: address }, "worker missed its heartbeats; removing it");
+      logWorkerLoss(
+        this.logger,
+        "warn",
+        address,
+        "worker missed its heartbeats; removing it",
+        workerLoss(this.state, address, (c) => this.workerClients.workerOf(c)),
+      );
       logWorkerEvent(this, "remove-worker", address);
       this.plugins.notify("removeWorker", address);
       const stream = this.router.workers.get(address);

@@ -31,6 +31,7 @@ import { type SessionHost, sessionStream } from "./sessionHost.ts";
 import type { SchedulerEvent } from "./state/events.ts";
 import { nameTaken, workerNamed } from "./state/workerLifecycle.ts";
 import { workerMessageHalves } from "./unsentToWorker.ts";
+import { logWorkerLoss, workerLoss } from "./workerLoss.ts";
 
 /**
  * How long a refusal of one worker for one reason is logged at debug, not
@@ -324,7 +325,13 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
   // Killed, its machine gone: the profile-ended of the profile it kept never comes.
   host.clientProfiles.workerLeft(address);
   if (!host.isRunning) return;
-  host.logger.info({ worker: address }, "worker left");
+  logWorkerLoss(
+    host.logger,
+    "info",
+    address,
+    "worker left",
+    workerLoss(host.state, address, (c) => host.workerClients.workerOf(c)),
+  );
   logWorkerEvent(host, "remove-worker", address);
   host.plugins.notify("removeWorker", address);
   // Its connection broke (a frozen worker that stopped reading, one cut off): it may

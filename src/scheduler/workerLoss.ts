@@ -1,0 +1,91 @@
+/**
+ * What the cluster loses when a worker leaves unannounced (its connection ended: killed,
+ * its machine gone; or silent past the TTL), said in the scheduler's log as Dask's
+ * `remove_worker` says it: the tasks it was running, which other workers take, and the
+ * results only it held, computed again where still needed (a warning: Dask's `Removing
+ * worker … caused the cluster to lose already computed task(s), which will be
+ * recomputed elsewhere`), or, for scattered values no task computes, lost for good (an
+ * error). The log said `worker left` alone, the same for an idle worker as for one
+ * whose results a long graph had been building on.
+ */
+
+import type { Logger } from "pino";
+import { plural } from "../util/plural.ts";
+import type { SchedulerState } from "./state/schedulerState.ts";
+import type { TaskState } from "./state/taskState.ts";
+
+/** What a worker held as it left. */
+export interface WorkerLoss {
+  /** Tasks it was running (or had been sent), which go to other workers. */
+  readonly processing: number;
+  /** Results it held, copies elsewhere included. */
+  readonly memory: number;
+  /** Results still needed that only it held and a task computes: computed again. */
+  readonly recomputed: readonly string[];
+  /** Values still needed that only it held and no task computes (scattered): lost. */
+  readonly lost: readonly string[];
+}
+
+/**
+ * What the worker at `address` holds, read before its removal; null if it is not known.
+ * Only results still needed count as lost: by a task waiting for them, or by a client
+ * other than the worker's own tasks' (`workerOf` names the worker a client's task ran
+ * on), which go with it: a `LocalCluster` closing its workers before its scheduler
+ * warned of the results of tasks that submitted tasks.
+ */
+export function workerLoss(
+  state: SchedulerState,
+  address: string,
+  workerOf: (client: string) => string | undefined,
+): WorkerLoss | null {
+  const ws = state.workers.get(address);
+  if (ws === undefined) return null;
+  const needed = (ts: TaskState): boolean =>
+    ts.waiters.size > 0 || [...ts.whoWants].some((c) => workerOf(c.id) !== address);
+  const recomputed: string[] = [];
+  const lost: string[] = [];
+  for (const ts of ws.hasWhat) {
+    if (ts.whoHas.size !== 1 || !needed(ts)) continue;
+    (ts.runSpec === null ? lost : recomputed).push(ts.key);
+  }
+  return { processing: ws.processing.size, memory: ws.hasWhat.size, recomputed, lost };
+}
+
+/** How many keys a record names at most: a worker may hold millions. */
+const SHOWN_KEYS = 20;
+
+/**
+ * Log that the worker at `address` left (`how`: "worker left", "worker missed its
+ * heartbeats; removing it"), at `level`, with what it held, then what that loses.
+ */
+export function logWorkerLoss(
+  logger: Logger,
+  level: "info" | "warn",
+  address: string,
+  how: string,
+  loss: WorkerLoss | null,
+): void {
+  if (loss === null) {
+    logger[level]({ worker: address }, how);
+    return;
+  }
+  logger[level]({ worker: address, processing: loss.processing, memory: loss.memory }, how);
+  if (loss.recomputed.length > 0) {
+    logger.warn(
+      { worker: address, keys: shown(loss.recomputed), count: loss.recomputed.length },
+      `the worker at ${address} left holding the only copy of ${plural(loss.recomputed.length, "result")}, which will be computed again`,
+    );
+  }
+  if (loss.lost.length > 0) {
+    logger.error(
+      { worker: address, keys: shown(loss.lost), count: loss.lost.length },
+      `the worker at ${address} left holding the only copy of ${plural(loss.lost.length, "scattered value")}, which no task can compute again: lost`,
+    );
+  }
+}
+
+function shown(keys: readonly string[]): string[] {
+  return keys.length <= SHOWN_KEYS
+    ? [...keys]
+    : [...keys.slice(0, SHOWN_KEYS), `… and ${keys.length - SHOWN_KEYS} more`];
+}
