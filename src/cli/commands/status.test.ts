@@ -95,6 +95,25 @@ describe("weft status", () => {
     }
   });
 
+  it("shows the resources each worker has, when some worker has one", async () => {
+    const { cluster } = await testCluster({ workers: 1 });
+    const gpu = await extraWorker(cluster, { resources: { GPU: 2, MEM: 8e9 } });
+    try {
+      const r = await runWeft(["status", cluster.address]);
+      const lines = r.out.split("\n");
+      // It was not shown: which workers run tasks restricted to GPU could not be told.
+      expect(lines[1]).toMatch(/^worker +name +threads +resources +status /);
+      expect(lines.find((l) => l.startsWith(gpu.address))).toMatch(
+        /^\S+ +- +\d+ +GPU=2,MEM=8000000000 +running /,
+      );
+      expect(lines.find((l) => l.startsWith(cluster.workers[0].address))).toMatch(
+        /^\S+ +0 +1 +- +running /,
+      );
+    } finally {
+      await gpu.close();
+    }
+  });
+
   it("shows the actors each worker holds, when some worker holds one", async () => {
     const { cluster, client } = await testCluster();
     const handle = await client.submitWith({ actor: true }, counter).result();

@@ -45,11 +45,15 @@ export function formatStatus(status: ClusterStatus): string {
     const actors = workers.some((w) => (w.actors ?? 0) > 0);
     // Names, only when some worker has one (weft worker --name).
     const names = workers.some((w) => typeof w.name === "string");
+    // The resources each has (weft worker --resources), only when some worker has one:
+    // tasks restricted to a resource run only there.
+    const resources = workers.some((w) => Object.keys(w.resources ?? {}).length > 0);
     const rows = [
       [
         "worker",
         ...(names ? ["name"] : []),
         "threads",
+        ...(resources ? ["resources"] : []),
         "status",
         ...(nannies ? ["nanny"] : []),
         "processing",
@@ -62,6 +66,7 @@ export function formatStatus(status: ClusterStatus): string {
         w.address,
         ...(names ? [w.name ?? "-"] : []),
         String(w.nthreads),
+        ...(resources ? [resourceList(w.resources ?? {})] : []),
         w.status,
         ...(nannies ? [w.nanny === true ? "yes" : "no"] : []),
         String(w.processing),
@@ -98,6 +103,12 @@ export function formatStatus(status: ClusterStatus): string {
     `datasets: ${status.datasets.length === 0 ? "none" : status.datasets.map((d) => JSON.stringify(d)).join(", ")}`,
   );
   return `${lines.join("\n")}\n`;
+}
+
+/** `GPU=1,MEM=8000000000` as `weft worker --resources` takes them; `-` for none. */
+function resourceList(resources: Readonly<Record<string, number>>): string {
+  const entries = Object.entries(resources);
+  return entries.length === 0 ? "-" : entries.map(([name, n]) => `${name}=${n}`).join(",");
 }
 
 /** `weft status [ADDRESS]` (the address, or `--scheduler-file`). */
