@@ -979,25 +979,23 @@ describe("Scheduler server", () => {
     const said = records
       .filter((r) => r.worker === "inproc://w/1" && (r.level as number) >= 30)
       .filter((r) => r.msg !== "worker registered")
-      .map(({ level, msg, processing, memory, keys, count }) => ({
+      .map(({ level, msg, processing, memory, count }) => ({
         level,
         msg,
         ...(processing === undefined ? {} : { processing, memory }),
-        ...(keys === undefined ? {} : { keys, count }),
+        ...(count === undefined ? {} : { count }),
       }));
     // It said "worker left" alone, whatever the worker held.
     expect(said).toEqual([
       { level: 30, msg: "worker left", processing: 0, memory: 2 },
       {
         level: 40,
-        msg: "the worker at inproc://w/1 left holding the only copy of 1 result, which will be computed again",
-        keys: ["x"],
+        msg: "the worker at inproc://w/1 left holding the only copy of 1 result, which will be computed again: x",
         count: 1,
       },
       {
         level: 50,
-        msg: "the worker at inproc://w/1 left holding the only copy of 1 scattered value, which no task can compute again: lost",
-        keys: ["data"],
+        msg: "the worker at inproc://w/1 left holding the only copy of 1 scattered value, lost for good (no task computes it again): data",
         count: 1,
       },
     ]);

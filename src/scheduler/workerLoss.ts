@@ -72,20 +72,23 @@ export function logWorkerLoss(
   logger[level]({ worker: address, processing: loss.processing, memory: loss.memory }, how);
   if (loss.recomputed.length > 0) {
     logger.warn(
-      { worker: address, keys: shown(loss.recomputed), count: loss.recomputed.length },
-      `the worker at ${address} left holding the only copy of ${plural(loss.recomputed.length, "result")}, which will be computed again`,
+      { worker: address, count: loss.recomputed.length },
+      `the worker at ${address} left holding the only copy of ${plural(loss.recomputed.length, "result")}, which will be computed again: ${shown(loss.recomputed)}`,
     );
   }
   if (loss.lost.length > 0) {
     logger.error(
-      { worker: address, keys: shown(loss.lost), count: loss.lost.length },
-      `the worker at ${address} left holding the only copy of ${plural(loss.lost.length, "scattered value")}, which no task can compute again: lost`,
+      { worker: address, count: loss.lost.length },
+      `the worker at ${address} left holding the only copy of ${plural(loss.lost.length, "scattered value")}, lost for good (no task computes it again): ${shown(loss.lost)}`,
     );
   }
 }
 
-function shown(keys: readonly string[]): string[] {
-  return keys.length <= SHOWN_KEYS
-    ? [...keys]
-    : [...keys.slice(0, SHOWN_KEYS), `… and ${keys.length - SHOWN_KEYS} more`];
+/**
+ * The keys in the message itself, as Dask's says them: the records `weft logs` and
+ * `getSchedulerLogs` keep hold only fields of a plain value, not a list.
+ */
+function shown(keys: readonly string[]): string {
+  const listed = keys.slice(0, SHOWN_KEYS).join(", ");
+  return keys.length <= SHOWN_KEYS ? listed : `${listed} and ${keys.length - SHOWN_KEYS} more`;
 }
