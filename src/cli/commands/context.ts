@@ -63,9 +63,10 @@ function outputFailed(err: NodeJS.ErrnoException): never {
 
 /** The context of the running process (a closed stdout, as in `weft … | head`, ends it quietly). */
 export function processContext(): CliContext {
-  // A worker a nanny started writes to pipes the nanny reads: a nanny gone
-  // (SIGKILLed) must not end the worker mid-close on its next line (EPIPE). The
-  // worker closes on its own as the nanny's IPC channel closes.
+  // A worker a nanny started writes to the nanny's stdout and stderr (or, in tests, to
+  // pipes the nanny reads): their reader gone (a pipeline's, or the nanny SIGKILLed)
+  // must not end the worker mid-close on its next line (EPIPE). The worker closes on
+  // its own as the nanny's IPC channel closes.
   const nannied = process.env.WEFT_NANNY_CHILD === "1";
   process.stdout.on("error", (err: NodeJS.ErrnoException) => {
     if (err.code !== "EPIPE") {

@@ -559,6 +559,39 @@ defineTask("nanny.exit", () => process.exit(1));
     }
   }, 120_000);
 
+  it("what a worker says once its nanny is SIGKILLed reaches the nanny's stderr", async () => {
+    const scheduler = await quietScheduler();
+    const nanny = spawn(
+      process.execPath,
+      [WEFT_BIN, "worker", scheduler.address, "--nanny", "--nthreads", "1", "--executor", "inline"],
+      { stdio: ["ignore", "ignore", "pipe"] },
+    );
+    let stderr = "";
+    nanny.stderr?.on("data", (d: Buffer) => {
+      stderr += d.toString();
+    });
+    let worker: number | null = null;
+    try {
+      await eventually(() => stderr.includes('"msg":"worker started"'), 60_000, "worker started");
+      // The worker process's own pid, from its log line.
+      const started = stderr.split("\n").find((l) => l.includes('"msg":"worker started"'));
+      worker = (JSON.parse(started as string) as { pid: number }).pid;
+      expect(worker).not.toBe(nanny.pid);
+      nanny.kill("SIGKILL");
+      // Through pipes the nanny read, these lines went nowhere.
+      await eventually(
+        () => stderr.includes('"msg":"worker closed"'),
+        NANNY_GONE_EXIT_MS + 10_000,
+        "the worker's last lines",
+      );
+      expect(stderr).toContain("weft worker: its nanny is gone; closing");
+    } finally {
+      nanny.kill("SIGKILL");
+      if (worker !== null && alive(worker)) process.kill(worker, "SIGKILL");
+      await scheduler.close();
+    }
+  }, 120_000);
+
   it("a worker whose nanny died while it waits for its scheduler stops waiting", async () => {
     // No scheduler there: it would try to connect for a minute.
     const child = spawn(

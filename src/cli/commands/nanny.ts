@@ -237,6 +237,20 @@ export async function runNanny(o: NannyOptions, ctx: CliContext): Promise<void> 
   }
 }
 
+/**
+ * Where the worker process writes: the nanny's own stdout and stderr when `ctx` has
+ * them (`weft worker --nanny`), so that what the worker says once its nanny is gone
+ * (SIGKILLed, the OOM killer's pick) still reaches the log: through pipes the nanny
+ * read, its last lines (`its nanny is gone; closing`, `worker closed`, the watcher's
+ * `killing its process`) went nowhere. Else (a test's context) pipes, passed on to `ctx`.
+ */
+function childOutput(ctx: CliContext): ["inherit" | "pipe", "inherit" | "pipe"] {
+  return [
+    ctx.stdout === process.stdout ? "inherit" : "pipe",
+    ctx.stderr === process.stderr ? "inherit" : "pipe",
+  ];
+}
+
 /** Tell `ctx` what the nanny's plugins did. */
 function linkEvents(ctx: CliContext, nanny: { workerAddress: string | null }) {
   const say = (line: string) => ctx.stderr.write(`weft worker: nanny: ${line}\n`);
@@ -284,7 +298,7 @@ async function runChildren(
     let running: ChildProcess;
     try {
       running = spawn(process.execPath, [WEFT_BIN, "worker", ...o.args], {
-        stdio: ["ignore", "pipe", "pipe", "ipc"],
+        stdio: ["ignore", ...childOutput(ctx), "ipc"],
         // What the nanny plugins set (environ) comes on top of the nanny's own.
         env: { ...process.env, ...nanny.env, [NANNY_CHILD]: "1", [NANNY_PID]: String(process.pid) },
       });
@@ -316,6 +330,7 @@ async function runChildren(
         });
       },
     });
+    // Piped (childOutput): passed on.
     running.stdout?.on("data", (d: Buffer) => ctx.stdout.write(d.toString()));
     running.stderr?.on("data", (d: Buffer) => ctx.stderr.write(d.toString()));
     const end = await childExit(running, (line) =>
