@@ -949,6 +949,48 @@ describe("Scheduler server", () => {
     s.state.validateState();
   });
 
+  it("says which worker registered: its name, nanny, resources and memory limit", async () => {
+    const { s, records } = await start();
+    await peer(s, {
+      ...registerWorker("inproc://w/1", 2),
+      name: "node-3",
+      nanny: true,
+      resources: { GPU: 2, MEM: 8e9 },
+      memoryLimit: 4096,
+    });
+    await peer(s, registerWorker("inproc://w/2"));
+    await until(() => s.state.workers.size === 2);
+    const said = records
+      .filter((r) => r.msg === "worker registered")
+      .map(({ worker, workerName, nthreads, nanny, resources, memoryLimit }) => ({
+        worker,
+        workerName,
+        nthreads,
+        nanny,
+        resources,
+        memoryLimit,
+      }));
+    // The address and threads alone: which --name had joined, and with what, was not said.
+    expect(said).toEqual([
+      {
+        worker: "inproc://w/1",
+        workerName: "node-3",
+        nthreads: 2,
+        nanny: true,
+        resources: "GPU=2,MEM=8000000000",
+        memoryLimit: 4096,
+      },
+      {
+        worker: "inproc://w/2",
+        workerName: undefined,
+        nthreads: 1,
+        nanny: undefined,
+        resources: undefined,
+        memoryLimit: undefined,
+      },
+    ]);
+  });
+
   it("says what a worker that left held: the results computed again, the scattered values lost", async () => {
     const { s, records } = await start();
     const w = await peer(s, registerWorker("inproc://w/1"));

@@ -272,7 +272,7 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
   };
   comm.send(ok).catch(() => {});
   host.router.route(outcome.messages);
-  host.logger.info({ worker: address, nthreads: msg.nthreads }, "worker registered");
+  host.logger.info(registeredFields(address, msg), "worker registered");
   logWorkerEvent(host, "add-worker", address);
   host.plugins.notify("addWorker", address);
 
@@ -346,4 +346,25 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
       stimulusId: newStimulusId("worker-left"),
     },
   ]);
+}
+
+/**
+ * What "worker registered" says of a worker: with its name, nanny, resources and memory
+ * limit, as Dask's `Register worker <WorkerState …, name: …>` names it: the address alone
+ * did not tell which `--name node-3` had joined, nor with what. Plain values only (the
+ * resources as `weft worker --resources` takes them), which `weft logs` keeps.
+ */
+function registeredFields(address: string, msg: RegisterWorkerMsg): Record<string, unknown> {
+  const resources = Object.entries(msg.resources ?? {});
+  return {
+    worker: address,
+    // Not `name`: pino's records give that field to the logger's name.
+    ...(msg.name === undefined ? {} : { workerName: msg.name }),
+    nthreads: msg.nthreads,
+    ...(msg.nanny === true ? { nanny: true } : {}),
+    ...(resources.length === 0
+      ? {}
+      : { resources: resources.map(([k, n]) => `${k}=${n}`).join(",") }),
+    ...(msg.memoryLimit === undefined ? {} : { memoryLimit: msg.memoryLimit }),
+  };
 }
