@@ -15,6 +15,15 @@ describe("lookupInChild", () => {
     );
   }, 20_000);
 
+  it("looks up a host that reads as an option of node, not taking it as one", async () => {
+    // Before, node read it as its own option: this one printed an answer, --cpu-prof wrote
+    // a profile into the worker's directory, --inspect opened a debugger's port.
+    const option = `--eval=process.stdout.write('[{"address":"0.0.0.0"}]')`;
+    await expect(lookupInChild(option, new AbortController().signal)).rejects.toThrow(
+      `${option} does not resolve`,
+    );
+  }, 20_000);
+
   it("rejects at once when abandoned, its child killed, and does not start one when abandoned already", async () => {
     const abandon = new AbortController();
     const lookup = lookupInChild("localhost", abandon.signal);

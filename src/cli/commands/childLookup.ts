@@ -29,7 +29,8 @@ export function lookupInChild(
     }
     // Its own options, not this process's: a NODE_OPTIONS preload would only slow it.
     const { NODE_OPTIONS: _, ...env } = process.env;
-    const child = spawn(process.execPath, ["-e", LOOKUP_SCRIPT, host], {
+    // After "--", a host that reads as an option (`--cpu-prof`) is the script's argument.
+    const child = spawn(process.execPath, ["-e", LOOKUP_SCRIPT, "--", host], {
       stdio: ["ignore", "pipe", "ignore"],
       env,
     });
