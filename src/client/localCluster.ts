@@ -248,9 +248,7 @@ class ClusterStartDeadline {
     this.timer = setTimeout(() => {
       const step = scheduler.startStep;
       const still =
-        step !== null
-          ? `the scheduler was still ${step}`
-          : `workers ${together.stillStarting.map((w) => JSON.stringify(w.options.name)).join(", ")} were still starting`;
+        step !== null ? `the scheduler was still ${step}` : workersStillStarting(together);
       this.error = new Error(
         `LocalCluster: the cluster did not start within startTimeoutMs (${ms} ms): ${still}; everything started was closed`,
       );
@@ -263,6 +261,26 @@ class ClusterStartDeadline {
   clear(): void {
     clearTimeout(this.timer);
   }
+}
+
+/**
+ * The workers still starting and the step each is in: `worker "0" was still
+ * running its preload modules' weftSetup (…)`, `workers "0", "1" were each
+ * still registering with the scheduler at …`, joined by "and".
+ */
+function workersStillStarting(together: StartTogether): string {
+  const byStep = new Map<string, string[]>();
+  for (const worker of together.stillStarting) {
+    const step = worker.startStep ?? "starting";
+    byStep.set(step, [...(byStep.get(step) ?? []), JSON.stringify(worker.options.name)]);
+  }
+  return [...byStep]
+    .map(([step, names]) =>
+      names.length === 1
+        ? `worker ${names[0]} was still ${step}`
+        : `workers ${names.join(", ")} were each still ${step}`,
+    )
+    .join(", and ");
 }
 
 /** A scheduler and workers in this process. */

@@ -121,19 +121,28 @@ export function weftTeardown() { writeFileSync(${JSON.stringify(tornDown)}, "");
     expect(existsSync(tornDown)).toBe(true);
   });
 
-  it("start({ startTimeoutMs }): workers still starting then are closed, and the start fails naming them", async () => {
+  it("start({ startTimeoutMs }): workers still starting then are closed, and the start fails naming them and their step", async () => {
     const preload = join(dir, "stuck-worker.mjs");
-    writeFileSync(preload, "export function weftSetup() { return new Promise(() => {}); }\n");
-    await expect(
+    writeFileSync(
+      preload,
+      'export function weftSetup(w) { return w.options.name === "0" ? undefined : new Promise(() => {}); }\n',
+    );
+    const start = (workers: number) =>
       LocalCluster.start({
-        workers: 2,
+        workers,
         executor: "inline",
         logger: silent(),
         worker: { preload: [preload] },
         startTimeoutMs: 300,
-      }),
-    ).rejects.toThrow(
-      /^LocalCluster: the cluster did not start within startTimeoutMs \(300 ms\): workers "0", "1" were still starting; everything started was closed$/,
+      });
+    const setUp = `running its preload modules' weftSetup \\(file:\\/\\/.*stuck-worker\\.mjs\\)`;
+    await expect(start(3)).rejects.toThrow(
+      new RegExp(
+        `^LocalCluster: the cluster did not start within startTimeoutMs \\(300 ms\\): workers "1", "2" were each still ${setUp}; everything started was closed$`,
+      ),
+    );
+    await expect(start(2)).rejects.toThrow(
+      new RegExp(`\\(300 ms\\): worker "1" was still ${setUp}; everything started was closed$`),
     );
   });
 

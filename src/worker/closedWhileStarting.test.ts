@@ -65,14 +65,18 @@ export function weftTeardown() { log.push("down"); }
     );
     const s = await scheduler();
     const w = worker(s.address, { preload: [mod] });
+    expect(w.startStep).toBeNull();
     const starting = w.start();
     const { log } = (await import(pathToFileURL(mod).href)) as { log: string[] };
+    await until(() => log.length > 0);
+    expect(w.startStep).toBe(`running its preload modules' weftSetup (${pathToFileURL(mod).href})`);
     const { rejectedMs, closedMs } = await closeWhileStarting(
       w,
       starting,
       () => log.length > 0,
       30,
     );
+    expect(w.startStep).toBeNull();
     expect(rejectedMs).toBeLessThan(500);
     expect(closedMs).toBeLessThan(5_000);
     expect(log).toEqual(["up", "down"]);

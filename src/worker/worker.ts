@@ -127,6 +127,8 @@ export class Worker extends BaseWorker {
   private readonly starting = new StartSteps(CLOSED_WHILE_STARTING, (err) =>
     this.logger.error({ err: asError(err) }, "closing what the start made after close() failed"),
   );
+  /** The start under way ({@link start}) and the step it is in, null before and after it. */
+  private startDeadline: StartDeadline | null = null;
   /** Undoes the preload modules (their `weftTeardown`s), once they ran. */
   private preloadTeardown: PreloadTeardown | null = null;
   /** Loads what clients load into the cluster: uploads, task modules, plugins. */
@@ -294,6 +296,15 @@ export class Worker extends BaseWorker {
   }
 
   /**
+   * What {@link start} is doing while the worker starts (`running its preload
+   * modules' weftSetup (…)`, `registering with the scheduler at …`), said by
+   * a start that times out; null before `start()` and once it settled.
+   */
+  get startStep(): string | null {
+    return this.startDeadline?.doing ?? null;
+  }
+
+  /**
    * Why the worker closed itself, null while it has not (or was closed by a
    * {@link close} call): its state machine failed, or it lost the scheduler.
    * Such a worker is not coming back; a supervisor may start another
@@ -400,6 +411,7 @@ export class Worker extends BaseWorker {
     this.statusValue = "starting";
     const o = this.options;
     const deadline = new StartDeadline(o.startTimeoutMs, () => void this.close());
+    this.startDeadline = deadline;
     try {
       // Each step may wait on code or a peer that never answers (a task module's import, a
       // weftSetup, a plugin's setup, the scheduler, the nanny): close() ends it at once.
@@ -441,6 +453,7 @@ export class Worker extends BaseWorker {
     } catch (err) {
       const timedOut = deadline.timedOut;
       deadline.clear();
+      this.startDeadline = null;
       // Closed by the deadline: as a close meanwhile, the start does not wait for what it cut short.
       if (timedOut !== null) throw new Error(timedOut, { cause: err });
       // close() meanwhile stops what was started, within its timeout; the step it cut
@@ -451,6 +464,7 @@ export class Worker extends BaseWorker {
       throw err;
     }
     deadline.clear();
+    this.startDeadline = null;
     this.statusValue = "running";
     if (this.schedulerComm !== null) void this.readSchedulerStream(this.schedulerComm);
     // Its nanny set up a plugin of the register reply that restarts the worker (a
