@@ -47,4 +47,29 @@ describe("rejectWhenIdle", () => {
     expect(run.stderr).toMatch(/its import never finished: nothing was left to run/);
     expect(run.status).toBe(1);
   }, 40_000);
+
+  it("fails a cluster whose worker preload's weftSetup waits on nothing, tearing it down, where Node.js exited 13 without a word", () => {
+    const preload = join(dir, "stuck.mjs");
+    writeFileSync(
+      preload,
+      "export function weftSetup() { return new Promise(() => {}); }\n" +
+        'export function weftTeardown() { process.stdout.write("torn down\\n"); }\n',
+    );
+    const program = join(dir, "stuckPreload.mts");
+    writeFileSync(
+      program,
+      `import { LocalCluster } from ${JSON.stringify(LOCAL_CLUSTER)};\n` +
+        `await LocalCluster.start({ workers: 1, executor: "inline", worker: { preload: [${JSON.stringify(preload)}] } });\n`,
+    );
+    const run = spawnSync(process.execPath, ["--import", "tsx", program], {
+      encoding: "utf8",
+      timeout: 30_000,
+      env: { ...process.env, WEFT_LOG_LEVEL: "silent" },
+    });
+    expect(run.stderr).toMatch(
+      /LocalCluster: a worker failed to start: the worker's start can never finish: nothing was left to run while it was still running its preload modules' weftSetup \(file:\/\/.*stuck\.mjs\)/,
+    );
+    expect(run.stdout).toBe("torn down\n");
+    expect(run.status).toBe(1);
+  }, 40_000);
 });

@@ -38,3 +38,17 @@ export function rejectWhenIdle(error: () => Error): { promise: Promise<never>; s
     },
   };
 }
+
+/**
+ * `work`, or a rejection with `error()` should nothing be left to run while it
+ * is pending: it can never settle then, and Node.js would exit with code 13,
+ * an unsettled top-level `await` of the program waiting on it, without a word.
+ */
+export async function unlessIdle<T>(work: Promise<T>, error: () => Error): Promise<T> {
+  const idle = rejectWhenIdle(error);
+  try {
+    return await Promise.race([work, idle.promise]);
+  } finally {
+    idle.stop();
+  }
+}

@@ -51,6 +51,7 @@ import { type GatherHost, gatherFromPeer, transferCause } from "./gatherDep.ts";
 import { startWorkerHttp } from "./httpEndpoints.ts";
 import type { WorkerIdentity } from "./identity.ts";
 import { Introspection } from "./introspection.ts";
+import { unlessIdle } from "./loopIdle.ts";
 import { LostSpills } from "./lostSpills.ts";
 import type { MemoryMonitor } from "./memoryMonitor.ts";
 import { MetricTotals } from "./metricTotals.ts";
@@ -447,7 +448,15 @@ export class Worker extends BaseWorker {
       await this.starting.step(() => {
         const preloads = startPreloads(o.preload, this, ...preloadLogging(this.logger));
         this.preloadTeardown = preloads.teardown;
-        return preloads.setUp;
+        // A weftSetup waiting on nothing (on the cluster in this process that waits on
+        // this start) fails the start, which the catch below closes, as the scheduler's.
+        return unlessIdle(
+          preloads.setUp,
+          () =>
+            new Error(
+              `the worker's start can never finish: nothing was left to run while it was still ${deadline.doing}`,
+            ),
+        );
       });
       await this.register(deadline);
     } catch (err) {
