@@ -146,6 +146,32 @@ export function weftTeardown() { writeFileSync(${JSON.stringify(tornDown)}, "");
     );
   });
 
+  it("start({ startTimeoutMs }) past while a scheduler or worker whose weftSetup failed tears its preloads down names that failure, not a weftSetup still running", async () => {
+    const preload = join(dir, "failing-setup.mjs");
+    writeFileSync(
+      preload,
+      `export async function weftSetup() { throw new Error("no GPU here"); }
+export function weftTeardown() { return new Promise((resolve) => setTimeout(resolve, 1_000)); }
+`,
+    );
+    const tearingDown =
+      "tearing down its preload modules, preload file:\\/\\/.*failing-setup\\.mjs having failed: no GPU here; everything started was closed$";
+    for (const [part, still] of [
+      ["scheduler", "the scheduler was"],
+      ["worker", 'worker "0" was'],
+    ] as const) {
+      await expect(
+        LocalCluster.start({
+          workers: 1,
+          executor: "inline",
+          logger: silent(),
+          [part]: { preload: [preload] },
+          startTimeoutMs: 300,
+        }),
+      ).rejects.toThrow(new RegExp(`\\(300 ms\\): ${still} still ${tearingDown}`));
+    }
+  });
+
   it("start({ startTimeoutMs }) refuses a bound that is not a positive number of ms, starting nothing", async () => {
     for (const bad of [0, -5, Number.NaN, "1000", 2 ** 31]) {
       await expect(

@@ -57,6 +57,15 @@ export interface PreloadsStarting {
 }
 
 /**
+ * What a start does once the preload `url` failed with `err`, while it tears
+ * the modules down: said by a start that times out meanwhile, in place of the
+ * weftSetup it no longer runs.
+ */
+export function preloadFailed(url: string, err: Error): string {
+  return `tearing down its preload modules, preload ${url} having failed: ${err.message.split("\n")[0]}`;
+}
+
+/**
  * Import each of `urls` in order and await its `weftSetup(server)`. The
  * teardown is handed over at once, with the setup: a server closed while a
  * `weftSetup` never settles still tears down the modules imported, rather
@@ -67,12 +76,15 @@ export interface PreloadsStarting {
  * imported: a `weftTeardown` still running at the budget's deadline is told
  * to `onTeardownUnfinished` and no longer waited on (the others are still
  * called, in order; an error it throws later still goes to `onTeardownError`).
+ * A module that fails is told to `onSetupFailed` before that teardown, which
+ * may take long: a start bounded meanwhile says why it still runs.
  */
 export function startPreloads<S>(
   urls: readonly string[],
   server: S,
   onTeardownError: (url: string, err: Error) => void,
   onTeardownUnfinished: (url: string) => void = () => {},
+  onSetupFailed: (url: string, err: Error) => void = () => {},
 ): PreloadsStarting {
   const teardowns: [string, (server: S) => unknown][] = [];
   let tornDown = false;
@@ -106,6 +118,7 @@ export function startPreloads<S>(
         if (typeof mod.weftSetup === "function")
           await (mod.weftSetup as (server: S) => unknown)(server);
       } catch (err) {
+        onSetupFailed(url, asError(err));
         // Bounded as a close's: one that never settles must not keep the start from failing.
         const budget = new CloseBudget(DEFAULT_CLOSE_TIMEOUT_S);
         await teardown(budget);

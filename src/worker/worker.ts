@@ -35,7 +35,12 @@ import { asError } from "../util/asError.ts";
 import { CloseBudget, DEFAULT_CLOSE_TIMEOUT_S } from "../util/closeBudget.ts";
 import { closeTimeoutError } from "../util/closeTimeout.ts";
 import { LogRecords } from "../util/logRecords.ts";
-import { type PreloadTeardown, preloadLogging, startPreloads } from "../util/preload.ts";
+import {
+  type PreloadTeardown,
+  preloadFailed,
+  preloadLogging,
+  startPreloads,
+} from "../util/preload.ts";
 import { StartSteps } from "../util/startSteps.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
@@ -446,7 +451,14 @@ export class Worker extends BaseWorker {
       }
       deadline.doing = `running its preload modules' weftSetup (${o.preload.join(", ")})`;
       await this.starting.step(() => {
-        const preloads = startPreloads(o.preload, this, ...preloadLogging(this.logger));
+        const preloads = startPreloads(
+          o.preload,
+          this,
+          ...preloadLogging(this.logger),
+          (url, err) => {
+            deadline.doing = preloadFailed(url, err);
+          },
+        );
         this.preloadTeardown = preloads.teardown;
         // A weftSetup waiting on nothing (on the cluster in this process that waits on
         // this start) fails the start, which the catch below closes, as the scheduler's.
