@@ -272,19 +272,28 @@ export async function runWorker(
       givingUp = starting.close(closeTimeout());
       return givingUp;
     });
-    // Once the Worker took the option (a literal wildcard refused there), before it registers.
-    // A stop meanwhile does not wait for the lookup (up to its 2 s bound): it is abandoned.
-    if (opts.contactAddress !== undefined) {
-      const stopLookup = new AbortController();
-      void giveUp?.then(() => stopLookup.abort());
-      const warning = await contactHostWarning(opts.contactAddress, undefined, stopLookup.signal);
-      if (warning !== null) ctx.stderr.write(`weft worker: ${warning}\n`);
-      if (gaveUp) {
-        await givingUp;
-        return;
-      }
+    // Once the Worker took the option (a literal wildcard refused there), beside the start:
+    // the lookup runs in a child process (0.1–0.2 s) the start need not wait for. A stop
+    // or a failed start abandons it (its 2 s bound not waited for), its child killed.
+    const stopLookup = new AbortController();
+    void giveUp?.then(() => stopLookup.abort());
+    const warned =
+      opts.contactAddress === undefined
+        ? Promise.resolve()
+        : contactHostWarning(opts.contactAddress, undefined, stopLookup.signal).then((warning) => {
+            if (warning !== null && !gaveUp) ctx.stderr.write(`weft worker: ${warning}\n`);
+          });
+    try {
+      await worker.start();
+    } catch (err) {
+      stopLookup.abort();
+      throw err;
     }
-    await worker.start();
+    await warned;
+    if (gaveUp) {
+      await givingUp;
+      return;
+    }
   } catch (err) {
     if (gaveUp) {
       // The start ends at once, the close it cut short may still be tearing down.
