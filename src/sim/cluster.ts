@@ -13,6 +13,7 @@ import type { SimRng } from "./rng.ts";
 import type { ScatterLedger } from "./scatterLedger.ts";
 import type { SimWorker } from "./simWorker.ts";
 import type { SimStats } from "./stats.ts";
+import type { Workload } from "./workload.ts";
 
 /** The scheduler's address in the simulated network. */
 export const SCHEDULER_ADDRESS = "tcp://10.0.255.1:8786";
@@ -21,6 +22,8 @@ export const SCHEDULER_ADDRESS = "tcp://10.0.255.1:8786";
 export interface SimCluster {
   /** The run's options, defaults filled in. */
   readonly options: ResolvedSimOptions;
+  /** The tasks the client submits. */
+  readonly workload: Workload;
   /** The events on virtual time. */
   readonly queue: EventQueue;
   /** The simulated network. */

@@ -75,4 +75,5 @@ export {
 } from "./stats.ts";
 export { computeValue, expectedValues, SimActorRef, SimValue } from "./values.ts";
 export { VARIANTS, type Variant, variantHooks } from "./variants.ts";
+export type { ValidateEvery } from "./wholeStateChecks.ts";
 export type { SimTask, Workload } from "./workload.ts";

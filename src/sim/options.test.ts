@@ -59,6 +59,7 @@ test("the defaults are docs/sim.md's, and a bad option is a RangeError naming it
     workload: "random",
     tasks: 40,
     validate: true,
+    validateEvery: "auto",
     workStealing: true,
     workStealingInterval: 0.1,
     activeMemoryManager: true,

@@ -8,6 +8,7 @@ import { showValue } from "../util/showValue.ts";
 import { DEFAULT_FAULT_RATES, FAULT_KINDS, type FaultRates, faultRateProblem } from "./faults.ts";
 import { isGivenWorkload, workloadProblem } from "./givenWorkload.ts";
 import type { SimHooks } from "./hooks.ts";
+import type { ValidateEvery } from "./wholeStateChecks.ts";
 import type { Workload } from "./workload.ts";
 
 /**
@@ -62,8 +63,20 @@ export interface SimOptions {
   tasks?: number;
   /** Fault rates; 0 turns a fault off. Default: every fault at its default rate. */
   faults?: FaultRates;
-  /** Validate every machine after every stimulus. Default true. */
+  /**
+   * Validate the machines: the tasks each stimulus changed after it, and each
+   * machine's whole state as often as `validateEvery` says. Default true.
+   */
   validate?: boolean;
+  /**
+   * With `validate`, check a machine's whole state after every this many of its
+   * stimuli (an integer ≥ 1; 1 after each), or `"auto"`: after each in a run of a
+   * workload of at most 2,000 tasks, in a bigger one every ⌈size / 10⌉, size the
+   * machine's tasks and workers (a check costs as much as the machine is big).
+   * Either way also at the end of each phase and before a failure of another kind
+   * is reported. Default `"auto"`.
+   */
+  validateEvery?: ValidateEvery;
   /**
    * The scheduler runs a round of work stealing (the `balance` stimulus)
    * every 0.1 virtual seconds, as a real one does by default (the steal fault
@@ -201,6 +214,7 @@ export const SIM_DEFAULTS: Omit<ResolvedSimOptions, "seed"> = {
   tasks: 40,
   faults: DEFAULT_FAULT_RATES,
   validate: true,
+  validateEvery: "auto",
   workStealing: true,
   workStealingInterval: 0.1,
   activeMemoryManager: true,
@@ -251,6 +265,7 @@ const OPTION_NAMES: OptionNames<SimOptions> = {
   tasks: true,
   faults: true,
   validate: true,
+  validateEvery: true,
   workStealing: true,
   workStealingInterval: true,
   activeMemoryManager: true,
@@ -303,6 +318,12 @@ function checkOptionTypes(o: SimOptions): void {
     if (v !== undefined && typeof v !== "boolean") {
       throw new TypeError(`${name} must be a boolean, got ${showValue(v)}`);
     }
+  }
+  const every = o.validateEvery;
+  if (every !== undefined && every !== "auto" && !(Number.isInteger(every) && every >= 1)) {
+    throw new RangeError(
+      `validateEvery must be an integer ≥ 1 (1: a machine's whole state after every stimulus) or "auto", got ${showValue(every)}`,
+    );
   }
   const { faults, hooks } = o;
   if (faults !== undefined) {

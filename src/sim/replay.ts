@@ -67,6 +67,9 @@ export function replayCommand(o: ResolvedSimOptions, customHooks = false): strin
   const faults = formatFaults(o.faults);
   if (faults !== formatFaults(SIM_DEFAULTS.faults)) parts.push(`--faults ${faults}`);
   if (!o.validate) parts.push("--no-validate");
+  else if (o.validateEvery !== SIM_DEFAULTS.validateEvery) {
+    parts.push(`--validate-every ${o.validateEvery}`);
+  }
   if (!o.workStealing) parts.push("--no-work-stealing");
   else if (o.workStealingInterval !== SIM_DEFAULTS.workStealingInterval) {
     parts.push(`--work-stealing-interval ${o.workStealingInterval}`);

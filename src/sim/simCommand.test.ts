@@ -243,6 +243,26 @@ test("an interval for rounds turned off is refused, not ignored", async () => {
   );
 });
 
+test("--validate-every spaces the whole checks, is auto or an integer ≥ 1, and needs validation on", async () => {
+  const spaced = await weft("sim", "--seed", "3", "--validate-every", "5", "--json");
+  expect(spaced.code).toBe(0);
+  const r = JSON.parse(spaced.out) as { command: string; options: { validateEvery: unknown } };
+  expect(r.options.validateEvery).toBe(5);
+  expect(r.command).toBe("weft sim --seed 3 --validate-every 5");
+  for (const bad of ["0", "x", "1.5"]) {
+    const refused = await weft("sim", "--validate-every", bad);
+    expect(refused).toMatchObject({ code: 2, out: "" });
+    expect(refused.err.split("\n")[0]).toBe(
+      `error: option '--validate-every <n|auto>' argument '${bad}' is invalid. expected auto or an integer ≥ 1, got '${bad}'`,
+    );
+  }
+  const off = await weft("sim", "--no-validate", "--validate-every", "auto");
+  expect(off).toMatchObject({ code: 2, out: "" });
+  expect(off.err.split("\n")[0]).toBe(
+    "error: --validate-every sets the checks that --no-validate turns off: give one",
+  );
+});
+
 test("npm run sim:soak: a bad or unknown flag is a one-line error with the usage, exit 2", () => {
   const soak = fileURLToPath(new URL("./soak.ts", import.meta.url));
   const run = (...args: string[]) =>

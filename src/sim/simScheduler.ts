@@ -18,6 +18,7 @@ import type { TaskState } from "../scheduler/state/taskState.ts";
 import { mayBalance } from "../scheduler/state/workStealing.ts";
 import { SCHEDULER_ADDRESS, type SimCluster } from "./cluster.ts";
 import { SimFailure } from "./failure.ts";
+import { WholeStateChecks } from "./wholeStateChecks.ts";
 
 function errorText(e: unknown): string {
   return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
@@ -32,6 +33,8 @@ export class SimScheduler {
   readonly state: SchedulerState;
   /** `{key: number of workers that died while it was processing there}`. */
   readonly deathsWhileProcessing = new Map<string, number>();
+  /** When the state machine is validated whole (with `validate`). */
+  private readonly wholeChecks: WholeStateChecks;
 
   constructor(
     private readonly c: SimCluster,
@@ -42,6 +45,7 @@ export class SimScheduler {
       validate: c.options.validate,
       allowedFailures: c.options.allowedFailures,
     });
+    this.wholeChecks = new WholeStateChecks(c.options.validateEvery, c.workload.tasks.length);
   }
 
   /**
@@ -180,17 +184,8 @@ export class SimScheduler {
     if (c.timing) c.stats.schedulerMicros += (performance.now() - t0) * 1000;
     c.stats.schedulerStimuli++;
     hooks?.afterScheduler?.(c.hookContext);
-    if (c.options.validate) {
-      try {
-        this.state.validateState();
-      } catch (e) {
-        throw new SimFailure(
-          "invalid-state",
-          `scheduler: validateState failed after ${describeStimulus(ev)}: ${errorText(e)}`,
-          "",
-          { cause: e },
-        );
-      }
+    if (c.options.validate && this.wholeChecks.due(this.size())) {
+      this.validateWhole(`after ${describeStimulus(ev)}`);
     }
     c.scatter?.afterSchedulerStimulus(ev, out);
     c.replicas?.afterSchedulerStimulus(ev, out);
@@ -202,6 +197,33 @@ export class SimScheduler {
       }
       this.route(m);
     }
+  }
+
+  /** Tasks and workers: what a whole check of the state machine goes through. */
+  private size(): number {
+    return this.state.tasks.size + this.state.workers.size;
+  }
+
+  /**
+   * Check the state machine whole (`when` says after what) if a stimulus came since
+   * it last was: at the end of a phase, or before a run's failure is reported.
+   */
+  validatePending(when: string): void {
+    if (this.wholeChecks.unchecked > 0) this.validateWhole(when);
+  }
+
+  private validateWhole(when: string): void {
+    try {
+      this.state.validateState();
+    } catch (e) {
+      throw new SimFailure(
+        "invalid-state",
+        `scheduler: validateState failed ${when}${this.wholeChecks.hint()}: ${errorText(e)}`,
+        "",
+        { cause: e },
+      );
+    }
+    this.wholeChecks.checked();
   }
 
   private route(m: SchedulerMessage): void {

@@ -35,6 +35,7 @@ import type { SimCluster } from "./cluster.ts";
 import { SimFailure } from "./failure.ts";
 import { messageForInstruction } from "./translate.ts";
 import { computeValue, SimActorRef, SimValue, type TaskParams } from "./values.ts";
+import { WholeStateChecks } from "./wholeStateChecks.ts";
 
 function sizeofSimValue(v: unknown): number {
   return v instanceof SimValue || v instanceof SimActorRef ? v.nbytes : 8;
@@ -70,6 +71,8 @@ export class SimWorker {
    * tolerate exactly these keys in `error`, and checks everything else.
    */
   private readonly fetchFailed = new Set<string>();
+  /** When the state machine is validated whole (with `validate`). */
+  private readonly wholeChecks: WholeStateChecks;
 
   constructor(
     private readonly c: SimCluster,
@@ -93,6 +96,7 @@ export class SimWorker {
       typeName: typeNameOf,
     });
     this.actorGuard = new ActorHandleGuard(this.state);
+    this.wholeChecks = new WholeStateChecks(o.validateEvery, c.workload.tasks.length);
   }
 
   /** Register with the scheduler and start the heartbeat and find-missing timers. */
@@ -192,19 +196,32 @@ export class SimWorker {
     }
     if (c.timing) c.stats.workerMicros += (performance.now() - t0) * 1000;
     c.stats.workerStimuli++;
-    if (c.options.validate) {
-      try {
-        this.state.validateState(this.toleratedErredInputs());
-      } catch (e) {
-        throw new SimFailure(
-          "invalid-state",
-          `worker ${this.address}: validateState failed after ${ev.cls} (${ev.stimulusId}): ${errorText(e)}`,
-          "",
-          { cause: e },
-        );
-      }
+    if (c.options.validate && this.wholeChecks.due(this.state.tasks.size)) {
+      this.validateWhole(`after ${ev.cls} (${ev.stimulusId})`);
     }
     for (const inst of instructions) this.dispatch(inst, ev);
+  }
+
+  /**
+   * Check the state machine whole (`when` says after what) if a stimulus came since
+   * it last was: at the end of a phase, or before a run's failure is reported.
+   */
+  validatePending(when: string): void {
+    if (this.wholeChecks.unchecked > 0) this.validateWhole(when);
+  }
+
+  private validateWhole(when: string): void {
+    try {
+      this.state.validateState(this.toleratedErredInputs());
+    } catch (e) {
+      throw new SimFailure(
+        "invalid-state",
+        `worker ${this.address}: validateState failed ${when}${this.wholeChecks.hint()}: ${errorText(e)}`,
+        "",
+        { cause: e },
+      );
+    }
+    this.wholeChecks.checked();
   }
 
   /**

@@ -447,8 +447,9 @@ export class Simulation implements SimCluster {
     let failure: SimResult["failure"] = null;
     try {
       this.loop(onProgress);
-    } catch (e) {
-      if (!(e instanceof SimFailure)) throw e;
+    } catch (caught) {
+      if (!(caught instanceof SimFailure)) throw caught;
+      const e = this.invalidStateBefore(caught);
       let details = e.details;
       if (details === "" && (e.kind === "raised" || e.kind === "invalid-state")) {
         details = causeChain(e, e.message);
@@ -474,6 +475,34 @@ export class Simulation implements SimCluster {
     };
   }
 
+  /**
+   * With `validate`, check whole every live machine that had a stimulus since it
+   * last was (see wholeStateChecks.ts); throws the failure of the first that is
+   * not valid.
+   */
+  private validatePending(when: string): void {
+    if (!this.options.validate) return;
+    this.scheduler.validatePending(when);
+    for (const w of this.workers.values()) if (w.alive) w.validatePending(when);
+  }
+
+  /**
+   * The failure to report for `failure`: a state gone wrong that a whole check
+   * not yet due would have caught first is the better cause of a deadlock or a
+   * wrong result. A machine that raised is left as it was: its state is half
+   * changed.
+   */
+  private invalidStateBefore(failure: SimFailure): SimFailure {
+    if (failure.kind === "invalid-state" || failure.kind === "raised") return failure;
+    try {
+      this.validatePending(`before the run failed (${failure.kind}: ${failure.message})`);
+    } catch (e) {
+      if (e instanceof SimFailure && e.kind === "invalid-state") return e;
+      throw e;
+    }
+    return failure;
+  }
+
   private loop(onProgress?: (done: number, total: number) => void): void {
     const q = this.queue;
     const o = this.options;
@@ -487,6 +516,7 @@ export class Simulation implements SimCluster {
       const quiet = q.pendingWork === 0 && !this.deadStillRegistered();
       if (this.phase === "compute") {
         if (this.client.done && quiet && this.fired().length === 0) {
+          this.validatePending("at the end of the compute phase");
           const x = this.checkInput();
           checkReplicas(x);
           checkOutcomes(x);
@@ -500,6 +530,7 @@ export class Simulation implements SimCluster {
         if (q.now - this.lastProgress > o.stallTimeout) throw this.stalled();
       } else {
         if (quiet && !this.workersStillAsking()) {
+          this.validatePending("at the end of the release phase");
           checkEmpty(this.checkInput());
           return;
         }

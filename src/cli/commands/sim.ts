@@ -9,6 +9,10 @@ import { Command, InvalidArgumentError, Option } from "commander";
 import { FAULT_DESCRIPTIONS, FAULT_KINDS } from "../../sim/faults.ts";
 import { MAX_SIM_WORKERS, SIM_WORKLOAD_KINDS } from "../../sim/options.ts";
 import { VARIANTS } from "../../sim/variants.ts";
+import {
+  WHOLE_CHECK_EVERY_STIMULUS_UP_TO,
+  WHOLE_CHECK_TASKS_PER_STIMULUS,
+} from "../../sim/wholeStateChecks.ts";
 import { parseDecimal } from "../../util/decimal.ts";
 import { beyondExactIntegers, EXACT_INTEGER_BOUND } from "../../util/exactInteger.ts";
 import { parseBytes } from "../../util/parseBytes.ts";
@@ -109,6 +113,16 @@ function bytes(v: string): number {
     throw new InvalidArgumentError(`expected a whole number of bytes ≥ 0, got '${v}'`);
   }
   return n;
+}
+
+/** `--validate-every`: `auto`, or an integer ≥ 1. */
+function validateEvery(v: string): number | "auto" {
+  if (v === "auto") return v;
+  try {
+    return integer(1)(v);
+  } catch {
+    throw new InvalidArgumentError(`expected auto or an integer ≥ 1, got '${v}'`);
+  }
 }
 
 function share(v: string): number {
@@ -250,7 +264,15 @@ export function simCommand(ctx: CliContext): Command {
         VARIANTS.map((v) => v.name),
       ),
     )
-    .option("--no-validate", "do not validate every machine after every stimulus")
+    .option(
+      "--no-validate",
+      "do not validate the machines (by default the tasks each stimulus changed after it, and each machine whole as --validate-every says)",
+    )
+    .option(
+      "--validate-every <n|auto>",
+      `check a machine's whole state after every N of its stimuli (1: after each); auto: after each in a run of at most ${WHOLE_CHECK_EVERY_STIMULUS_UP_TO.toLocaleString("en-US")} tasks, in a bigger one every size/${WHOLE_CHECK_TASKS_PER_STIMULUS} (a check costs as much as the machine is big); either way at the end of each phase too (default: auto)`,
+      validateEvery,
+    )
     .option(
       "--no-work-stealing",
       "the scheduler runs no rounds of work stealing (on by default, every 0.1 virtual s, as a real cluster); the steal fault still asks for random steals",

@@ -60,6 +60,7 @@ export interface SimCliOptions {
   readonly faults?: string;
   readonly variant?: string;
   readonly validate: boolean;
+  readonly validateEvery?: number | "auto";
   /** false with --no-work-stealing. */
   readonly workStealing: boolean;
   readonly workStealingInterval?: number;
@@ -101,6 +102,7 @@ function simOptionsOf(o: SimCliOptions, graph: Workload | null): Omit<SimOptions
     faults,
     variant: o.variant ?? "",
     validate: o.validate,
+    validateEvery: o.validateEvery,
     workStealing: o.workStealing,
     workStealingInterval: o.workStealingInterval,
     activeMemoryManager: o.activeMemoryManager,
@@ -348,6 +350,12 @@ export async function runSim(opts: SimCliOptions, cmd: Command, ctx: CliContext)
       });
       return;
     }
+  }
+  if (!opts.validate && opts.validateEvery !== undefined) {
+    cmd.error("error: --validate-every sets the checks that --no-validate turns off: give one", {
+      exitCode: EXIT.usage,
+    });
+    return;
   }
   // --json already prints a line a run: --verbose would change nothing, unsaid.
   if (opts.verbose === true && opts.json === true) {

@@ -28,6 +28,7 @@ export const SIM_OPTION_FLAGS: Readonly<Partial<Record<keyof SimOptions, string>
   faults: "--faults",
   variant: "--variant",
   validate: "--no-validate",
+  validateEvery: "--validate-every",
   workStealing: "--no-work-stealing",
   workStealingInterval: "--work-stealing-interval",
   activeMemoryManager: "--no-active-memory-manager",
