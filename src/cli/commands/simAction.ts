@@ -31,6 +31,7 @@ import { BAR_KEEPS_TERMINAL, progressBar } from "./progress.ts";
 import { untilSignal } from "./serveUntil.ts";
 import { SIM_OPTION_FLAGS, withSimFlags } from "./simFlags.ts";
 import { loadSimGraph } from "./simGraph.ts";
+import { tasksDone } from "./simProgress.ts";
 
 /** Options of `weft sim` as commander parses them. */
 export interface SimCliOptions {
@@ -157,16 +158,16 @@ async function runOne(
       return;
     }
   }
-  // A big workload with validation takes minutes: a bar once it has run for a second.
+  // A big workload takes a while: a bar once it has run for a second.
   const progress = progressBar(ctx, `weft sim: seed ${opts.seed}`, {
-    unit: "wanted keys",
+    unit: "tasks done",
     minTotal: 0,
     afterMs: 1_000,
   });
   let r: SimResult;
   const sim = new Simulation({ ...base, seed: opts.seed });
   try {
-    r = sim.run(progress.update);
+    r = sim.run(() => progress.update(...tasksDone(sim)));
   } finally {
     progress.stop();
   }
