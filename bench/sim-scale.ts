@@ -1,9 +1,10 @@
 /**
- * `npm run bench:sim [-- --workers 10,30,100,300,1000 --per-worker 1000 --workload tree]`:
+ * `npm run bench:sim [-- --workers 10,30,100,300,1000 --per-worker 1000 --workload tree --validate]`:
  * how the scheduler's and the workers' cost per task grows with the cluster.
  * For each size, one simulated cluster (validation and faults off) computes
  * `per-worker × workers` tasks (a tree reduction by default, so that results
- * move between workers); the time spent inside the scheduler state machine
+ * move between workers; with `--validate`, checked as `weft sim` checks by default);
+ * the time spent inside the scheduler state machine
  * and inside all worker state machines is measured around their
  * `handleStimulus` calls. One JSON line per size; exit 1 if a run did not end
  * right (its line has `ok: false` and the failure).
@@ -29,10 +30,20 @@ export interface SimScaleOptions {
   workers: number[];
   perWorker: number;
   workload: WorkloadKind;
+  /** Validate as `weft sim` does by default (the tasks each stimulus changed, each machine whole as `--validate-every auto`). */
+  validate: boolean;
 }
 
-/** `--workers`, `--per-worker` and `--workload` as given to commander, checked. */
-export function simScaleOptions(opts: Readonly<Record<string, string>>): SimScaleOptions {
+/** The flags as commander gives them. */
+export interface SimScaleFlags {
+  readonly workers: string;
+  readonly perWorker: string;
+  readonly workload: string;
+  readonly validate?: boolean;
+}
+
+/** `--workers`, `--per-worker`, `--workload` and `--validate` as given to commander, checked. */
+export function simScaleOptions(opts: SimScaleFlags): SimScaleOptions {
   const workers = opts.workers.split(",").map((w) => positiveInteger(w.trim(), "--workers"));
   const perWorker = positiveInteger(opts.perWorker, "--per-worker");
   const workload = opts.workload;
@@ -50,7 +61,12 @@ export function simScaleOptions(opts: Readonly<Record<string, string>>): SimScal
       throw new UsageError(`--workers ${w} --per-worker ${perWorker}: ${(err as Error).message}`);
     }
   }
-  return { workers, perWorker, workload: workload as WorkloadKind };
+  return {
+    workers,
+    perWorker,
+    workload: workload as WorkloadKind,
+    validate: opts.validate === true,
+  };
 }
 
 /** The simulation of the cluster of `workers` workers, `perWorker` tasks each. */
@@ -92,7 +108,8 @@ export function benchSimScale(
   for (const workers of o.workers) {
     const t0 = performance.now();
     const cpu0 = process.cpuUsage();
-    const r = simulate(scaleRun(workers, perWorker, workload, overrides), { timing: true });
+    const run = scaleRun(workers, perWorker, workload, { validate: o.validate, ...overrides });
+    const r = simulate(run, { timing: true });
     if (!r.ok) failed++;
     const wall = (performance.now() - t0) / 1000;
     const cpu = process.cpuUsage(cpu0);
@@ -106,6 +123,7 @@ export function benchSimScale(
         workload: r.workload,
         workers,
         tasks: n,
+        validate: o.validate,
         ok: r.ok,
         failure: r.failure?.message ?? null,
         events: s.events,
@@ -130,24 +148,27 @@ export function benchSimScale(
   return failed;
 }
 
-/** The command line: `--workers`, `--per-worker`, `--workload`. */
+/** The command line: `--workers`, `--per-worker`, `--workload`, `--validate`. */
 export async function main(argv: readonly string[]): Promise<number> {
   const program = new Command("bench:sim")
     .description(
-      "How the scheduler's and the workers' cost per task grows with the cluster: one simulated cluster (validation and faults off) per size, one JSON line each",
+      "How the scheduler's and the workers' cost per task grows with the cluster: one simulated cluster (faults off, validation off unless --validate) per size, one JSON line each",
     )
     .option("--workers <list>", "comma-separated cluster sizes", "10,30,100,300,1000")
     .option("--per-worker <n>", "tasks per worker", "1000")
     .option("--workload <kind>", `the graph (${WORKLOAD_KINDS.join(", ")})`, "tree")
+    .option(
+      "--validate",
+      "validate as weft sim does by default: the tasks each stimulus changed after it, each machine whole after every stimulus in a run of up to 2,000 tasks, in a bigger one every size/10 (the times inside handleStimulus leave the whole checks out: wallSeconds holds them)",
+    )
     .addHelpText(
       "after",
       "\nExit codes: 0 every run ended right; 1 one did not (its line has ok: false and the failure).",
     )
     .exitOverride();
   program.parse([...argv], { from: "user" });
-  const failed = benchSimScale(simScaleOptions(program.opts<Record<string, string>>()), (line) =>
-    console.log(line),
-  );
+  const opts = program.opts<SimScaleFlags>();
+  const failed = benchSimScale(simScaleOptions(opts), (line) => console.log(line));
   return failed > 0 ? 1 : 0;
 }
 

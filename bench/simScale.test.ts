@@ -4,7 +4,9 @@ import { benchSimScale, main, simScaleOptions } from "./sim-scale.ts";
 describe("bench:sim", () => {
   it("simulates one cluster per size and reports its cost per task", () => {
     const lines: string[] = [];
-    benchSimScale({ workers: [2, 3], perWorker: 10, workload: "tree" }, (l) => lines.push(l));
+    benchSimScale({ workers: [2, 3], perWorker: 10, workload: "tree", validate: false }, (l) =>
+      lines.push(l),
+    );
     const rows = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(rows.map((r) => r.workers)).toEqual([2, 3]);
     for (const r of rows) {
@@ -22,7 +24,7 @@ describe("bench:sim", () => {
   it("counts the runs that failed, for main to exit 1: a wrong answer is no figure", () => {
     const lines: string[] = [];
     const failed = benchSimScale(
-      { workers: [2], perWorker: 10, workload: "map" },
+      { workers: [2], perWorker: 10, workload: "map", validate: false },
       (l) => lines.push(l),
       { variant: "wrong-value" },
     );
@@ -30,12 +32,34 @@ describe("bench:sim", () => {
     expect(row.ok).toBe(false);
     expect(row.failure).toEqual(expect.any(String));
     expect(failed).toBe(1);
-    expect(benchSimScale({ workers: [2], perWorker: 10, workload: "map" }, () => {})).toBe(0);
+    expect(
+      benchSimScale({ workers: [2], perWorker: 10, workload: "map", validate: false }, () => {}),
+    ).toBe(0);
+  });
+
+  it("validates as weft sim does with --validate, and says so in its lines", () => {
+    const lines: string[] = [];
+    const broken = { variant: "corrupt-occupancy" };
+    const args = { workers: [2], perWorker: 20, workload: "map" as const };
+    expect(benchSimScale({ ...args, validate: true }, (l) => lines.push(l), broken)).toBe(1);
+    expect(benchSimScale({ ...args, validate: false }, (l) => lines.push(l), broken)).toBe(0);
+    const rows = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(rows.map((r) => [r.validate, r.ok])).toEqual([
+      [true, false],
+      [false, true],
+    ]);
+    expect(rows[0].failure).toMatch(/^scheduler: validateState failed after /);
   });
 
   it("checks its options", () => {
     const ok = { workers: "1, 4", perWorker: "5", workload: "map" };
-    expect(simScaleOptions(ok)).toEqual({ workers: [1, 4], perWorker: 5, workload: "map" });
+    expect(simScaleOptions(ok)).toEqual({
+      workers: [1, 4],
+      perWorker: 5,
+      workload: "map",
+      validate: false,
+    });
+    expect(simScaleOptions({ ...ok, validate: true }).validate).toBe(true);
     expect(() => simScaleOptions({ ...ok, workers: "3,x" })).toThrow(
       "--workers must be a positive integer",
     );
