@@ -197,9 +197,16 @@ export interface SimOptions {
   actors?: number;
   /** Virtual seconds without progress that count as a deadlock. Default 60. */
   stallTimeout?: number;
-  /** Give up (as a livelock) after this many events. Default 5,000,000. */
+  /**
+   * Give up (as a livelock) after this many events. Default 5,000,000, or 50 a task
+   * of the workload when that is more.
+   */
   maxEvents?: number;
-  /** Give up (as a livelock) after this many virtual seconds. Default 3,600. */
+  /**
+   * Give up (as a livelock) after this many virtual seconds. Default 3,600, or three
+   * times the workload's tasks run one after another (compute and the transfer of
+   * each result) when that is longer.
+   */
   maxTime?: number;
 }
 

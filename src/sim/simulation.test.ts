@@ -4,6 +4,7 @@ import { chainGraph, mapGraph, shuffleGraph, treeGraph } from "./benchmarkGraphs
 import { EventQueue } from "./eventQueue.ts";
 import { startFaults } from "./faultInjector.ts";
 import { formatFaults, NO_FAULTS, parseFaults } from "./faults.ts";
+import { graphWorkload } from "./graphWorkload.ts";
 import type { SimHooks } from "./hooks.ts";
 import { SIM_DEFAULTS } from "./options.ts";
 import { randomDag, SIM_HOSTS } from "./randomDag.ts";
@@ -335,6 +336,20 @@ describe("simulate", () => {
     const long = simulate({ seed: 1, faults: NO_FAULTS, maxEvents: 50 });
     expect(long.failure?.kind).toBe("livelock");
     expect(long.failure?.message).toMatch(/^gave up after 50 events at /);
+  });
+  test("a graph longer than the default maxTime runs to its end: the default limits grow with the workload", () => {
+    // 400 tasks of 10 virtual seconds one after the other: 4,000 s, past the 3,600 s default.
+    const graph: Record<string, unknown> = { "c-0": ["load", 0] };
+    for (let i = 1; i < 400; i++) graph[`c-${i}`] = ["inc", `c-${i - 1}`];
+    const workload = graphWorkload(graph, { duration: 10 });
+    const r = simulate({ seed: 1, workload, faults: NO_FAULTS, validate: false });
+    expect(r.failure).toBeNull();
+    expect(r.stats.virtualTime).toBeGreaterThan(SIM_DEFAULTS.maxTime);
+    expect(r.command).not.toContain("maxTime");
+    // A limit set otherwise than the default is kept.
+    const cut = simulate({ seed: 1, workload, faults: NO_FAULTS, validate: false, maxTime: 3_000 });
+    expect(cut.failure?.message).toMatch(/^gave up after \d+ events at t=3000\.\d+$/);
+    expect(cut.command).toContain("maxTime=3000");
   });
   test("a round of the active memory manager reaches the scheduler only while some key is held twice", () => {
     let rounds = 0;

@@ -27,7 +27,12 @@ import { startFaults } from "./faultInjector.ts";
 import { guardedHooks } from "./guardedHooks.ts";
 import type { HookContext, SimHooks } from "./hooks.ts";
 import { Network } from "./network.ts";
-import { type ResolvedSimOptions, resolveSimOptions, type SimOptions } from "./options.ts";
+import {
+  type ResolvedSimOptions,
+  resolveSimOptions,
+  SIM_DEFAULTS,
+  type SimOptions,
+} from "./options.ts";
 import { replayCommand } from "./replay.ts";
 import { ReplicateLedger } from "./replicateLedger.ts";
 import { SimRng } from "./rng.ts";
@@ -114,6 +119,8 @@ export class Simulation implements SimCluster {
   private nextWorker = 0;
   private nextStimulus = 0;
   private lastProgress = 0;
+  /** The virtual time and events after which the run is given up (see {@link runLimits}). */
+  private readonly limits: { readonly maxTime: number; readonly maxEvents: number };
 
   constructor(options: SimOptions, o: { timing?: boolean } = {}) {
     const resolved = resolveSimOptions(options);
@@ -132,6 +139,7 @@ export class Simulation implements SimCluster {
     this.workload = withActors(graph, this.options.actors, actorRng);
     for (const t of this.workload.tasks) if (t.actor === true) this.actorKeys.add(t.key);
     this.expected = expectedValues(this.workload);
+    this.limits = runLimits(this.options, this.workload);
     for (let i = 0; i < this.workload.tasks.length; i++)
       this.index.set(this.workload.tasks[i].key, i);
     this.stats.actors.actors = this.actorKeys.size;
@@ -536,7 +544,7 @@ export class Simulation implements SimCluster {
         }
         if (q.now - releasedAt > o.stallTimeout) throw this.stalled();
       }
-      if (q.fired >= o.maxEvents || q.now > o.maxTime) {
+      if (q.fired >= this.limits.maxEvents || q.now > this.limits.maxTime) {
         throw new SimFailure(
           "livelock",
           `gave up after ${q.fired} events at t=${q.now.toFixed(3)}`,
@@ -545,6 +553,34 @@ export class Simulation implements SimCluster {
       if (!q.step()) throw this.stalled();
     }
   }
+}
+
+/** Events a task may take, at most, before the default limit on events gives the run up. */
+const EVENTS_PER_TASK = 50;
+
+/**
+ * The limits that give a run up as a livelock. The defaults, 3,600 virtual seconds and
+ * 5,000,000 events, are far beyond any built-in workload at its default size, but not
+ * beyond a big graph: a chain of 100,000 tasks of 50 ms needs 5,000 virtual seconds on
+ * the fastest cluster, a million tasks some 7,000,000 events, and such a run ended
+ * "livelock" while it went on right. A default limit is therefore raised to three times
+ * what the workload takes run one task after another (its compute, and the transfer
+ * of each result) and to {@link EVENTS_PER_TASK} events a task; a limit the options
+ * set to anything else is kept as set.
+ */
+function runLimits(
+  o: ResolvedSimOptions,
+  w: Workload,
+): { readonly maxTime: number; readonly maxEvents: number } {
+  let serial = 0;
+  for (const t of w.tasks) serial += t.duration + t.nbytes / o.bandwidth + 2 * o.latency;
+  return {
+    maxTime: o.maxTime === SIM_DEFAULTS.maxTime ? Math.max(o.maxTime, 3 * serial) : o.maxTime,
+    maxEvents:
+      o.maxEvents === SIM_DEFAULTS.maxEvents
+        ? Math.max(o.maxEvents, EVENTS_PER_TASK * w.tasks.length)
+        : o.maxEvents,
+  };
 }
 
 function addText(texts: Map<string, Set<string>>, key: string, text: string): void {
