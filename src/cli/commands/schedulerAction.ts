@@ -18,7 +18,11 @@ import { listenFailureMessage } from "./listenFailure.ts";
 import { millisecondsOption } from "./millisecondsOption.ts";
 import { isNoTimeout } from "./noTimeout.ts";
 import { withOptionFlags } from "./optionFlags.ts";
-import { runningSchedulerIn, schedulerFileTakenMessage } from "./schedulerFileTaken.ts";
+import {
+  runningSchedulerIn,
+  schedulerFileTakenMessage,
+  schedulerFileText,
+} from "./schedulerFileTaken.ts";
 import type { FrameLimitCliOptions, HttpCliOptions, TlsCliOptions } from "./serverOptions.ts";
 import {
   frameLimitsFrom,
@@ -130,6 +134,8 @@ export async function runScheduler(
   let givingUp: Promise<void> | null = null;
   /** Where it listens, once known: a failure there is said of --listen. */
   let listen: string | null = null;
+  /** The --scheduler-file as first looked at (null: none there). */
+  let seenFile: string | null = null;
   try {
     const secure = tlsFrom(opts);
     listen =
@@ -143,6 +149,7 @@ export async function runScheduler(
     }
     // Before listening: a file left by a scheduler gone may name this very address.
     if (opts.schedulerFile !== undefined) {
+      seenFile = await schedulerFileText(opts.schedulerFile);
       const running = await runningSchedulerIn(opts.schedulerFile);
       if (running !== null) throw new Error(schedulerFileTakenMessage(opts.schedulerFile, running));
     }
@@ -201,6 +208,23 @@ export async function runScheduler(
   const reachable = reachableAddressFor(scheduler.address);
   const id = `Scheduler-${randomUUID()}`;
   if (opts.schedulerFile !== undefined) {
+    // Another scheduler started at the same time with the same file (a job script run
+    // twice at once: an array job, mpirun -n 2) may have written it while this one
+    // started (its preloads, its plugins' starts): the first look saw none. Looked at
+    // again only if it changed: one unchanged may name the address this one now listens
+    // on (left by a scheduler gone, started again on its fixed port), which would answer.
+    const running =
+      (await schedulerFileText(opts.schedulerFile)) === seenFile
+        ? null
+        : await runningSchedulerIn(opts.schedulerFile);
+    if (running !== null) {
+      await scheduler.close();
+      ctx.stderr.write(
+        `weft scheduler: cannot start: ${schedulerFileTakenMessage(opts.schedulerFile, running)}\n`,
+      );
+      ctx.exitCode = EXIT.usage;
+      return;
+    }
     try {
       await writeSchedulerFile(opts.schedulerFile, {
         type: "Scheduler",

@@ -17,6 +17,7 @@ import { Client } from "../../client/client.ts";
 import { readSchedulerFile } from "../../util/schedulerFile.ts";
 import { testContext as context, refusingAddress } from "../testContext.ts";
 import { main } from "../weft.ts";
+import { freePort } from "./contactAddress.ts";
 import { runScheduler } from "./schedulerAction.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "weft-scheduler-file-"));
@@ -150,6 +151,113 @@ describe("--scheduler-file", () => {
     stopFirst();
     await running;
     expect(existsSync(file)).toBe(false);
+  }, 30_000);
+
+  it("two schedulers started at once with one file: the one that writes second does not write over the first's", async () => {
+    const file = join(dir, "together.json");
+    // Its preload holds it in its start until the other has written the file: as a
+    // job script run twice at once (an array job, mpirun -n 2), its first look saw none.
+    const preload = join(dir, "until-written.mjs");
+    writeFileSync(
+      preload,
+      `import { existsSync } from "node:fs";\nexport async function weftSetup() {\n  while (!existsSync(${JSON.stringify(file)})) await new Promise((r) => setTimeout(r, 20));\n}\n`,
+    );
+    const late = context();
+    const lateRun = runScheduler(
+      {
+        listen: "tcp://127.0.0.1:0",
+        workerTtl: "30000",
+        logLevel: "silent",
+        schedulerFile: file,
+        preload: [preload],
+      },
+      late,
+      () => Promise.resolve(),
+    );
+    await sleep(300);
+    let first = "";
+    let stopFirst = (): void => {};
+    const running = runScheduler(
+      { listen: "tcp://127.0.0.1:0", workerTtl: "30000", logLevel: "silent", schedulerFile: file },
+      context(),
+      (s) => {
+        first = s.address;
+        stopFirst = () => void s.close();
+        return s.closed;
+      },
+    );
+    await lateRun;
+    // It wrote its own address over the first's, then, closing, removed the file.
+    expect(late.exitCode).toBe(2);
+    expect(late.stderr.text).toBe(
+      `weft scheduler: cannot start: the scheduler file ${file} names a scheduler still running at ${first} (it accepts connections): written over, its workers and clients would come to this one. Stop that scheduler first, or give another --scheduler-file (if what listens at ${first} is no scheduler of yours, remove the file)\n`,
+    );
+    expect(late.stdout.text).toBe("");
+    expect(await readSchedulerFile(file, { timeoutMs: 0 })).toBe(first);
+    stopFirst();
+    await running;
+  }, 30_000);
+
+  it("weft scheduler refuses a --scheduler-file that is a FIFO or a device, unread", async () => {
+    const fifo = join(dir, "fifo.json");
+    spawnSync("mkfifo", [fifo]);
+    const zero = join(dir, "zero-scheduler.json");
+    symlinkSync("/dev/zero", zero);
+    for (const [file, kind] of [
+      [fifo, "a FIFO (named pipe)"],
+      [zero, "a character device"],
+    ] as const) {
+      const ctx = context();
+      // Read to see what it names, the FIFO waited for a writer, /dev/zero was read forever.
+      await runScheduler(
+        {
+          listen: "tcp://127.0.0.1:0",
+          workerTtl: "30000",
+          logLevel: "silent",
+          schedulerFile: file,
+        },
+        ctx,
+        () => Promise.resolve(),
+      );
+      expect(ctx.exitCode).toBe(2);
+      expect(ctx.stderr.text).toMatch(
+        new RegExp(
+          `^weft scheduler: cannot start: cannot write the scheduler file ${file}: it is ${kind.replace(/[()]/g, "\\$&")}`,
+        ),
+      );
+    }
+  }, 30_000);
+
+  it("weft scheduler replaces a file left by one gone whose address it now listens on itself", async () => {
+    const file = join(dir, "own-address.json");
+    const port = await freePort("127.0.0.1");
+    // A scheduler SIGKILLed on this fixed port, started again on it.
+    writeFileSync(
+      file,
+      JSON.stringify({
+        type: "Scheduler",
+        id: "Scheduler-gone",
+        address: `tcp://127.0.0.1:${port}`,
+      }),
+    );
+    const ctx = context();
+    let written = "";
+    await runScheduler(
+      {
+        listen: `tcp://127.0.0.1:${port}`,
+        workerTtl: "30000",
+        logLevel: "silent",
+        schedulerFile: file,
+      },
+      ctx,
+      async () => {
+        written = readFileSync(file, "utf8");
+      },
+    );
+    expect(ctx.stderr.text).toBe("");
+    expect(ctx.exitCode).toBe(0);
+    expect(JSON.parse(written)).toMatchObject({ address: `tcp://127.0.0.1:${port}` });
+    expect(JSON.parse(written).id).not.toBe("Scheduler-gone");
   }, 30_000);
 
   it("weft worker refuses neither or both, and says what is wrong with the file", async () => {

@@ -11,8 +11,10 @@
  * file whatever it names.
  */
 
+import { readFile } from "node:fs/promises";
 import { connect } from "node:net";
 import { parseAddress } from "../../util/address.ts";
+import { deviceProblem } from "../../util/regularFile.ts";
 import { readSchedulerFile } from "../../util/schedulerFile.ts";
 
 /** How long the address a scheduler file names is given to accept a connection. */
@@ -49,6 +51,17 @@ export async function runningSchedulerIn(
     socket.once("error", () => done(false));
   });
   return accepted ? address : null;
+}
+
+/**
+ * The text of the file at `path` (a symlink followed), null when there is none or it
+ * cannot be read: looked at again once the scheduler listens, to tell whether another
+ * scheduler wrote the file while this one started.
+ */
+export async function schedulerFileText(path: string): Promise<string | null> {
+  // Unread, a FIFO waiting for a writer, /dev/zero without end: writing it says what it is.
+  if ((await deviceProblem(path)) !== null) return null;
+  return readFile(path, "utf8").catch(() => null);
 }
 
 /** Why `weft scheduler` does not start with the scheduler file at `path`, naming `address`. */
