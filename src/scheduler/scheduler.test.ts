@@ -1043,6 +1043,61 @@ describe("Scheduler server", () => {
     ]);
   });
 
+  it.each([
+    { wantedBy: "its own task's client alone", outside: false },
+    { wantedBy: "another client too", outside: true },
+  ])(
+    "warns of a result only a task waits for as that task is wanted: by $wantedBy",
+    async ({ outside }) => {
+      const { s, records } = await start();
+      const w = await peer(s, registerWorker("inproc://w/1"));
+      // The client of a task running on the worker (a task that submits a graph).
+      const c = await peer(s, { ...registerClient("c1"), worker: "inproc://w/1" });
+      const graph = (clientId: string) => ({
+        op: "update-graph",
+        clientId,
+        keys: ["b"],
+        stimulusId: `g-${clientId}`,
+        tasks: new Map([
+          ["a", { spec: { fn: "inc", args: [1] }, dependencies: [] }],
+          ["z", { spec: { fn: "inc", args: [2] }, dependencies: [] }],
+          ["b", { spec: { fn: "add", args: [] }, dependencies: ["a", "z"] }],
+        ]),
+      });
+      await c.comm.send([graph("c1")]);
+      if (outside) {
+        const other = await peer(s, registerClient("c2"));
+        await other.comm.send([graph("c2")]);
+        await until(() => s.state.tasks.get("b")?.whoWants.size === 2);
+      }
+      const compute = await w.waitFor((m) => m.op === "compute-task" && m.key === "a");
+      await w.comm.send([
+        {
+          op: "task-finished",
+          key: "a",
+          runId: compute.runId,
+          nbytes: 8,
+          typename: "number",
+          stimulusId: "f1",
+        },
+      ]);
+      await until(() => s.state.tasks.get("a")?.state === "memory");
+      // b waits for a (and z): only a task, not a client, wants a.
+      expect(s.state.tasks.get("b")?.state).toBe("waiting");
+      await w.comm.close();
+      await until(() => s.state.workers.size === 0);
+      expect(records.find((r) => r.msg === "worker left")).toMatchObject({ memory: 1 });
+      // Wanted by the worker's own task's client alone, b goes with it: it warned all the same.
+      expect(records.filter((r) => (r.level as number) >= 40).map((r) => r.msg)).toEqual(
+        outside
+          ? [
+              "the worker at inproc://w/1 left holding the only copy of 1 result, which will be computed again: a",
+            ]
+          : [],
+      );
+    },
+  );
+
   it("removes a worker that stops heartbeating", async () => {
     const { s, records } = await start({ workerTtlMs: 150 });
     const w = await peer(s, registerWorker("inproc://w/1"));

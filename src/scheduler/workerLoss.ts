@@ -28,10 +28,11 @@ export interface WorkerLoss {
 
 /**
  * What the worker at `address` holds, read before its removal; null if it is not known.
- * Only results still needed count as lost: by a task waiting for them, or by a client
- * other than the worker's own tasks' (`workerOf` names the worker a client's task ran
- * on), which go with it: a `LocalCluster` closing its workers before its scheduler
- * warned of the results of tasks that submitted tasks.
+ * Only results still needed count as lost: by a client other than the worker's own
+ * tasks' (`workerOf` names the worker a client's task ran on), which go with it, or by
+ * a task waiting for them that is itself needed so: a `LocalCluster` closing its
+ * workers before its scheduler warned of the results of tasks that submitted tasks,
+ * and of those a graph such a task submitted was still waiting for.
  */
 export function workerLoss(
   state: SchedulerState,
@@ -40,8 +41,7 @@ export function workerLoss(
 ): WorkerLoss | null {
   const ws = state.workers.get(address);
   if (ws === undefined) return null;
-  const needed = (ts: TaskState): boolean =>
-    ts.waiters.size > 0 || [...ts.whoWants].some((c) => workerOf(c.id) !== address);
+  const needed = neededBeyond(address, workerOf);
   const recomputed: string[] = [];
   const lost: string[] = [];
   for (const ts of ws.hasWhat) {
@@ -49,6 +49,49 @@ export function workerLoss(
     (ts.runSpec === null ? lost : recomputed).push(ts.key);
   }
   return { processing: ws.processing.size, memory: ws.hasWhat.size, recomputed, lost };
+}
+
+/**
+ * Whether a task is needed by someone other than the worker at `address`: a client not
+ * of its own tasks wants it, or a task waiting for it is needed so. Remembered across
+ * the calls (the tasks a worker holds share their waiters), and walked without
+ * recursion: a chain of a million waiting tasks would overflow the stack.
+ */
+function neededBeyond(
+  address: string,
+  workerOf: (client: string) => string | undefined,
+): (ts: TaskState) => boolean {
+  const known = new Map<TaskState, boolean>();
+  const wantedElsewhere = (ts: TaskState): boolean => {
+    for (const c of ts.whoWants) if (workerOf(c.id) !== address) return true;
+    return false;
+  };
+  return (root) => {
+    // The common cases, which a worker holding a million results meets a million times.
+    if (wantedElsewhere(root)) return true;
+    if (root.waiters.size === 0) return false;
+    // A task is settled once every waiter of it is; one wanted elsewhere at once.
+    const stack: TaskState[] = [root];
+    const opened = new Set<TaskState>();
+    while (stack.length > 0) {
+      const ts = stack[stack.length - 1] as TaskState;
+      if (known.has(ts)) {
+        stack.pop();
+      } else if (wantedElsewhere(ts)) {
+        known.set(ts, true);
+        stack.pop();
+      } else if (!opened.has(ts)) {
+        opened.add(ts);
+        for (const w of ts.waiters) if (!known.has(w)) stack.push(w);
+      } else {
+        let any = false;
+        for (const w of ts.waiters) if (known.get(w) === true) any = true;
+        known.set(ts, any);
+        stack.pop();
+      }
+    }
+    return known.get(root) === true;
+  };
 }
 
 /** How many keys a record names at most: a worker may hold millions. */

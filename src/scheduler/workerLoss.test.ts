@@ -1,0 +1,51 @@
+import { describe, expect, it } from "vitest";
+import type { GraphTask } from "../protocol/messagesClient.ts";
+import { SchedulerState } from "./state/schedulerState.ts";
+import * as t from "./state/testing.ts";
+import { workerLoss } from "./workerLoss.ts";
+
+/**
+ * The worker w1 holds the scattered `a`, which the first of a chain of `length` tasks
+ * waits for (with `z`, running): client c1, a task's of w1, wants the chain's end, and
+ * so does c2 if `outside`.
+ */
+function chainOnW1(length: number, outside: boolean): SchedulerState {
+  const s = new SchedulerState({ validate: false });
+  s.handleStimulus(t.registerWorker("w1"));
+  s.handleStimulus(t.updateData("c1", { a: ["w1"] }));
+  const tasks: Record<string, GraphTask> = { z: t.task(), "t-0": t.task(["a", "z"]) };
+  for (let i = 1; i < length; i++) tasks[`t-${i}`] = t.task([`t-${i - 1}`]);
+  const end = `t-${length - 1}`;
+  s.handleStimulus(t.updateGraph("c1", tasks, [end]));
+  // c1 lets a go: only the chain waits for it now.
+  s.handleStimulus(t.releaseKeys("c1", ["a"]));
+  if (outside) s.handleStimulus(t.updateGraph("c2", tasks, [end]));
+  return s;
+}
+
+const workerOf = (client: string) => (client === "c1" ? "w1" : undefined);
+
+describe("workerLoss", () => {
+  it("counts a result as lost as a task waiting for it is wanted, however far down", () => {
+    // Deep enough that walking the waiters by recursion overflowed the stack.
+    const length = 50_000;
+    const inside = chainOnW1(length, false);
+    expect(inside.tasks.get("a")?.waiters.size).toBe(1);
+    expect(workerLoss(inside, "w1", workerOf)).toEqual({
+      processing: 1,
+      memory: 1,
+      recomputed: [],
+      lost: [],
+    });
+    expect(workerLoss(chainOnW1(length, true), "w1", workerOf)).toEqual({
+      processing: 1,
+      memory: 1,
+      recomputed: [],
+      lost: ["a"],
+    });
+  });
+
+  it("is null for a worker it does not know", () => {
+    expect(workerLoss(new SchedulerState({ validate: false }), "w9", workerOf)).toBeNull();
+  });
+});
