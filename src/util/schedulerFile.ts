@@ -301,7 +301,11 @@ export async function readSchedulerFile(
   }
 }
 
-function addressIn(path: string, text: string): string {
+/**
+ * The address the scheduler file at `path`, holding `text`, gives; throws, saying what
+ * is wrong, for one that is not JSON or gives none.
+ */
+export function addressIn(path: string, text: string): string {
   let content: unknown;
   try {
     content = JSON.parse(text);

@@ -19,6 +19,7 @@ import { millisecondsOption } from "./millisecondsOption.ts";
 import { isNoTimeout } from "./noTimeout.ts";
 import { withOptionFlags } from "./optionFlags.ts";
 import {
+  notSchedulerFileMessage,
   runningSchedulerIn,
   schedulerFileTakenMessage,
   schedulerFileText,
@@ -150,6 +151,8 @@ export async function runScheduler(
     // Before listening: a file left by a scheduler gone may name this very address.
     if (opts.schedulerFile !== undefined) {
       seenFile = await schedulerFileText(opts.schedulerFile);
+      const foreign = notSchedulerFileMessage(opts.schedulerFile, seenFile);
+      if (foreign !== null) throw new Error(foreign);
       const running = await runningSchedulerIn(opts.schedulerFile);
       if (running !== null) throw new Error(schedulerFileTakenMessage(opts.schedulerFile, running));
     }

@@ -198,6 +198,49 @@ describe("--scheduler-file", () => {
     await running;
   }, 30_000);
 
+  it("weft scheduler does not write over a file that is no scheduler file: it was lost", async () => {
+    for (const [name, text, why] of [
+      ["settings.json", '{ "threads": 4 }\n', 'gives no address \\(a string field "address"\\)'],
+      ["notes.txt", "run on node-3\n", "is not JSON: "],
+    ] as const) {
+      const file = join(dir, name);
+      writeFileSync(file, text);
+      const ctx = context();
+      await runScheduler(
+        {
+          listen: "tcp://127.0.0.1:0",
+          workerTtl: "30000",
+          logLevel: "silent",
+          schedulerFile: file,
+        },
+        ctx,
+        () => Promise.resolve(),
+      );
+      // Written over, then removed as the scheduler closed.
+      expect(readFileSync(file, "utf8")).toBe(text);
+      expect(ctx.exitCode).toBe(2);
+      expect(ctx.stderr.text).toMatch(
+        new RegExp(
+          `^weft scheduler: cannot start: the scheduler file ${file} ${why}[\\s\\S]*: written over, what it holds would be lost\\. Give another --scheduler-file, or remove it\n$`,
+        ),
+      );
+    }
+    // An empty one (made ahead by the job script) is written as before.
+    const empty = join(dir, "empty.json");
+    writeFileSync(empty, "");
+    const ctx = context();
+    let written = "";
+    await runScheduler(
+      { listen: "tcp://127.0.0.1:0", workerTtl: "30000", logLevel: "silent", schedulerFile: empty },
+      ctx,
+      async () => {
+        written = readFileSync(empty, "utf8");
+      },
+    );
+    expect(ctx.exitCode).toBe(0);
+    expect(JSON.parse(written)).toMatchObject({ type: "Scheduler" });
+  }, 30_000);
+
   it("weft scheduler refuses a --scheduler-file that is a FIFO or a device, unread", async () => {
     const fifo = join(dir, "fifo.json");
     spawnSync("mkfifo", [fifo]);

@@ -15,7 +15,7 @@ import { readFile } from "node:fs/promises";
 import { connect } from "node:net";
 import { parseAddress } from "../../util/address.ts";
 import { deviceProblem } from "../../util/regularFile.ts";
-import { readSchedulerFile } from "../../util/schedulerFile.ts";
+import { addressIn, readSchedulerFile } from "../../util/schedulerFile.ts";
 
 /** How long the address a scheduler file names is given to accept a connection. */
 const PROBE_MS = 2_000;
@@ -23,7 +23,7 @@ const PROBE_MS = 2_000;
 /**
  * The address of the scheduler the file at `path` names, if that address accepts a
  * TCP connection within `probeMs`; null when there is no file, it is no scheduler
- * file (writing it says what is wrong), or its address refuses connections, cannot
+ * file ({@link notSchedulerFileMessage} says so), or its address refuses connections, cannot
  * be reached or does not answer in time. Only the TCP connection is made (a `tls://`
  * address needs no credentials for it), and closed at once.
  */
@@ -62,6 +62,22 @@ export async function schedulerFileText(path: string): Promise<string | null> {
   // Unread, a FIFO waiting for a writer, /dev/zero without end: writing it says what it is.
   if ((await deviceProblem(path)) !== null) return null;
   return readFile(path, "utf8").catch(() => null);
+}
+
+/**
+ * Why the file at `path`, holding `text` (null: none there), is not to be written over
+ * though it names no scheduler running: it is no scheduler file (a file of the user's
+ * given by mistake), which writing, then removing as the scheduler closes, would lose.
+ * Null for none, an empty one (made ahead by a job script), or a scheduler file.
+ */
+export function notSchedulerFileMessage(path: string, text: string | null): string | null {
+  if (text === null || text.trim() === "") return null;
+  try {
+    addressIn(path, text);
+    return null;
+  } catch (err) {
+    return `${(err as Error).message}: written over, what it holds would be lost. Give another --scheduler-file, or remove it`;
+  }
 }
 
 /** Why `weft scheduler` does not start with the scheduler file at `path`, naming `address`. */
