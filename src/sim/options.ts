@@ -195,7 +195,11 @@ export interface SimOptions {
    * default 0.1. A given workload's tasks are actors as it says (its share is 0).
    */
   actors?: number;
-  /** Virtual seconds without progress that count as a deadlock. Default 60. */
+  /**
+   * Virtual seconds without progress that count as a deadlock. Default 60, or ten
+   * times the workload's longest task (1.5 times its duration, and its result sent
+   * once) when that is longer.
+   */
   stallTimeout?: number;
   /**
    * Give up (as a livelock) after this many events. Default 5,000,000, or 50 a task

@@ -351,6 +351,28 @@ describe("simulate", () => {
     expect(cut.failure?.message).toMatch(/^gave up after \d+ events at t=3000\.\d+$/);
     expect(cut.command).toContain("maxTime=3000");
   });
+  test("a graph of tasks longer than the default no-progress window runs to its end: the window grows with its longest task", () => {
+    // Two tasks of 70 virtual seconds (up to 105 s as run), one after the other: no
+    // progress for longer than the 60 s default while each runs, and no deadlock.
+    const graph = { a: ["load", 1], b: ["inc", "a"] };
+    const long = graphWorkload(graph, { duration: 70 });
+    const r = simulate({ seed: 1, workload: long, faults: NO_FAULTS });
+    expect(r.failure).toBeNull();
+    expect(r.stats.virtualTime).toBeGreaterThan(SIM_DEFAULTS.stallTimeout);
+    // Results that take longer than the window to send alike (10 GB at 100 MB/s: 100 s),
+    // eight gathered from two workers into one sum.
+    const gathered: Record<string, unknown> = {};
+    for (let i = 0; i < 8; i++) gathered[`l${i}`] = ["load", i];
+    gathered.s = ["sum", Array.from({ length: 8 }, (_, i) => `l${i}`)];
+    const big = graphWorkload(gathered, { nbytes: 10e9 });
+    const sent = simulate({ seed: 1, workload: big, faults: NO_FAULTS, workers: 2, maxThreads: 1 });
+    expect(sent.failure).toBeNull();
+    expect(sent.stats.transfers).toBeGreaterThan(0);
+    // A window set otherwise than the default is kept: a real stall is still one.
+    const cut = simulate({ seed: 1, workload: long, faults: NO_FAULTS, stallTimeout: 30 });
+    expect(cut.failure?.message).toMatch(/^no progress for 30 virtual seconds: /);
+    expect(cut.command).toContain("stallTimeout=30");
+  });
   test("a round of the active memory manager reaches the scheduler only while some key is held twice", () => {
     let rounds = 0;
     let idle = 0;

@@ -119,8 +119,8 @@ export class Simulation implements SimCluster {
   private nextWorker = 0;
   private nextStimulus = 0;
   private lastProgress = 0;
-  /** The virtual time and events after which the run is given up (see {@link runLimits}). */
-  private readonly limits: { readonly maxTime: number; readonly maxEvents: number };
+  /** The window without progress, virtual time and events after which the run is given up (see {@link runLimits}). */
+  private readonly limits: RunLimits;
 
   constructor(options: SimOptions, o: { timing?: boolean } = {}) {
     const resolved = resolveSimOptions(options);
@@ -408,7 +408,7 @@ export class Simulation implements SimCluster {
                 : "the client has everything but the cluster never became quiet";
     return new SimFailure(
       idle || pending.length > 0 || unanswered.length > 0 ? "deadlock" : "livelock",
-      `${idle ? "the event queue ran dry" : `no progress for ${this.options.stallTimeout} virtual seconds`}: ${what}; stuck: ${keys.join(", ")}`,
+      `${idle ? "the event queue ran dry" : `no progress for ${this.limits.stallTimeout} virtual seconds`}: ${what}; stuck: ${keys.join(", ")}`,
       details,
     );
   }
@@ -535,14 +535,14 @@ export class Simulation implements SimCluster {
           this.client.close();
           continue;
         }
-        if (q.now - this.lastProgress > o.stallTimeout) throw this.stalled();
+        if (q.now - this.lastProgress > this.limits.stallTimeout) throw this.stalled();
       } else {
         if (quiet && !this.workersStillAsking()) {
           this.validatePending("at the end of the release phase");
           checkEmpty(this.checkInput());
           return;
         }
-        if (q.now - releasedAt > o.stallTimeout) throw this.stalled();
+        if (q.now - releasedAt > this.limits.stallTimeout) throw this.stalled();
       }
       if (q.fired >= this.limits.maxEvents || q.now > this.limits.maxTime) {
         throw new SimFailure(
@@ -559,22 +559,48 @@ export class Simulation implements SimCluster {
 const EVENTS_PER_TASK = 50;
 
 /**
+ * The default no-progress window spans at least this many of the workload's longest
+ * task: room for it to run again elsewhere after its worker died, more than once, and
+ * for the heartbeats that tell the scheduler so.
+ */
+const STALL_TASKS = 10;
+
+/** What gives a run up: see {@link runLimits}. */
+interface RunLimits {
+  /** Virtual seconds without progress that count as a deadlock (or livelock). */
+  readonly stallTimeout: number;
+  readonly maxTime: number;
+  readonly maxEvents: number;
+}
+
+/**
  * The limits that give a run up as a livelock. The defaults, 3,600 virtual seconds and
  * 5,000,000 events, are far beyond any built-in workload at its default size, but not
  * beyond a big graph: a chain of 100,000 tasks of 50 ms needs 5,000 virtual seconds on
  * the fastest cluster, a million tasks some 7,000,000 events, and such a run ended
  * "livelock" while it went on right. A default limit is therefore raised to three times
  * what the workload takes run one task after another (its compute, and the transfer
- * of each result) and to {@link EVENTS_PER_TASK} events a task; a limit the options
- * set to anything else is kept as set.
+ * of each result) and to {@link EVENTS_PER_TASK} events a task. Likewise the window
+ * without progress that counts as a deadlock, 60 virtual seconds, is far beyond a
+ * task of a built-in workload but not beyond a graph's (`--task-duration 70s`: 16 of
+ * 20 seeds of a two-task graph ended "livelock" while a task ran): it is raised to
+ * {@link STALL_TASKS} times the longest a task takes (run at its slowest, 1.5 times
+ * its duration as simWorker.ts draws it, and its result sent once). A limit the
+ * options set to anything else is kept as set. (The window in whole seconds: the
+ * failure's message says it.)
  */
-function runLimits(
-  o: ResolvedSimOptions,
-  w: Workload,
-): { readonly maxTime: number; readonly maxEvents: number } {
+function runLimits(o: ResolvedSimOptions, w: Workload): RunLimits {
   let serial = 0;
-  for (const t of w.tasks) serial += t.duration + t.nbytes / o.bandwidth + 2 * o.latency;
+  let longest = 0;
+  for (const t of w.tasks) {
+    serial += t.duration + t.nbytes / o.bandwidth + 2 * o.latency;
+    longest = Math.max(longest, 1.5 * t.duration + t.nbytes / o.bandwidth + 2 * o.latency);
+  }
   return {
+    stallTimeout:
+      o.stallTimeout === SIM_DEFAULTS.stallTimeout
+        ? Math.max(o.stallTimeout, Math.ceil(STALL_TASKS * longest))
+        : o.stallTimeout,
     maxTime: o.maxTime === SIM_DEFAULTS.maxTime ? Math.max(o.maxTime, 3 * serial) : o.maxTime,
     maxEvents:
       o.maxEvents === SIM_DEFAULTS.maxEvents
