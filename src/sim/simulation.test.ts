@@ -351,6 +351,24 @@ describe("simulate", () => {
     expect(cut.failure?.message).toMatch(/^gave up after \d+ events at t=3000\.\d+$/);
     expect(cut.command).toContain("maxTime=3000");
   });
+  test("a run given up at a limit its workload raised says where the limit came from", () => {
+    // 40 tasks of 100 virtual seconds nearly always rescheduled: a livelock past the
+    // 12,000-odd seconds three times the chain allows, not at the 3,600 of the options.
+    const graph: Record<string, unknown> = { "c-0": ["load", 0] };
+    for (let i = 1; i < 40; i++) graph[`c-${i}`] = ["inc", `c-${i - 1}`];
+    const workload = graphWorkload(graph, { duration: 100, nbytes: 0 });
+    const r = simulate({
+      seed: 1,
+      workload,
+      faults: { ...NO_FAULTS, reschedule: 0.95 },
+      validate: false,
+      workers: 1,
+    });
+    expect(r.failure?.kind).toBe("livelock");
+    expect(r.failure?.message).toMatch(
+      /^gave up after \d+ events at t=120\d\d\.\d+ \(past this workload's limit of 120\d\d(\.\d+)? virtual seconds, three times its tasks run one after another\)$/,
+    );
+  });
   test("a graph of tasks longer than the default no-progress window runs to its end: the window grows with its longest task", () => {
     // Two tasks of 70 virtual seconds (up to 105 s as run), one after the other: no
     // progress for longer than the 60 s default while each runs, and no deadlock.

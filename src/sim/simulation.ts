@@ -511,6 +511,21 @@ export class Simulation implements SimCluster {
     return failure;
   }
 
+  /**
+   * What a run given up at a limit its workload raised (see {@link runLimits}) adds to
+   * its message: where the limit came from, which the options do not say.
+   */
+  private raisedLimitHit(): string {
+    const { limits, options: o, queue: q } = this;
+    if (q.now > limits.maxTime && limits.maxTime !== o.maxTime) {
+      return ` (past this workload's limit of ${Number(limits.maxTime.toFixed(3))} virtual seconds, three times its tasks run one after another)`;
+    }
+    if (q.fired >= limits.maxEvents && limits.maxEvents !== o.maxEvents) {
+      return ` (this workload's limit of ${limits.maxEvents} events, ${EVENTS_PER_TASK} a task)`;
+    }
+    return "";
+  }
+
   private loop(onProgress?: (done: number, total: number) => void): void {
     const q = this.queue;
     const o = this.options;
@@ -547,7 +562,7 @@ export class Simulation implements SimCluster {
       if (q.fired >= this.limits.maxEvents || q.now > this.limits.maxTime) {
         throw new SimFailure(
           "livelock",
-          `gave up after ${q.fired} events at t=${q.now.toFixed(3)}`,
+          `gave up after ${q.fired} events at t=${q.now.toFixed(3)}${this.raisedLimitHit()}`,
         );
       }
       if (!q.step()) throw this.stalled();
