@@ -174,6 +174,8 @@ export async function runWorker(
   let worker: Worker;
   let nthreads: number;
   let gaveUp = false;
+  /** What `giveUp` resolved with: the signal's name, when a signal. */
+  let gaveUpBy: unknown = null;
   /** The worker's close when told to give up while it starts: awaited before returning. */
   let givingUp: Promise<unknown> | null = null;
   /** Where it listens, once known: a failure there is said of --listen. */
@@ -260,8 +262,9 @@ export async function runWorker(
     // Told to give up (a signal, its nanny gone) while starting, as while waiting for a
     // scheduler that is not there: stop now rather than at --death-timeout.
     const starting = worker;
-    void giveUp?.then(() => {
+    void giveUp?.then((by) => {
       gaveUp = true;
+      gaveUpBy = by;
       // Stopped by a signal (or its nanny gone), not closing on its own: under a nanny
       // only another's SIGTERM gets here unasked for, an exit the nanny starts another
       // worker on (EXIT_SIGTERM), also when it must SIGKILL a close that never ends.
@@ -291,6 +294,8 @@ export async function runWorker(
     }
     await warned;
     if (gaveUp) {
+      // Started, then stopped while the lookup ran: said as a running worker's stop.
+      logStopSignal(worker.logger, gaveUpBy);
       await givingUp;
       return;
     }
