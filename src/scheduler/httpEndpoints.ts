@@ -124,6 +124,7 @@ export function startSchedulerHttp(
       "/json/identity.json": () =>
         jsonReply({
           type: "Scheduler",
+          id: s.id,
           address: s.address,
           status: s.status,
           workers: Object.fromEntries(

@@ -59,6 +59,7 @@ export { type ValueOrTimeout, Variables } from "./coordination/variables.ts";
 export { DEFERRED, type Reply, type Waiter, Waiters } from "./coordination/waiters.ts";
 export { Counters } from "./counters.ts";
 export { EventBroker, type EventSink, type LoggedEvent, logWorkerEvent } from "./events.ts";
+export type { SchedulerIdentity } from "./identity.ts";
 export { Metadata } from "./metadata.ts";
 export {
   type GraphUpdate,

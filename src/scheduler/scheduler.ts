@@ -14,6 +14,7 @@
  * ```
  */
 
+import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import { type Comm, commOptionsOf, type Listener } from "../comm/comm.ts";
 import { listen } from "../comm/connect.ts";
@@ -53,6 +54,7 @@ import {
 import { Counters } from "./counters.ts";
 import { EventBroker, logWorkerEvent } from "./events.ts";
 import { startSchedulerHttp } from "./httpEndpoints.ts";
+import { answerIdentity, type SchedulerIdentity } from "./identity.ts";
 import { IdleWatch } from "./idleWatch.ts";
 import { malformedReportStandIn } from "./malformedReport.ts";
 import { Metadata } from "./metadata.ts";
@@ -96,6 +98,11 @@ export const STREAMS_FLUSH_S = 5;
 
 /** The scheduler server. */
 export class Scheduler implements SessionHost {
+  /**
+   * The scheduler's ID, `Scheduler-<uuid>` (Dask's): its `identity` answer and its
+   * scheduler file say it.
+   */
+  readonly id = `Scheduler-${randomUUID()}`;
   readonly options: ResolvedSchedulerOptions;
   readonly state: SchedulerState;
   readonly logger: Logger;
@@ -264,6 +271,20 @@ export class Scheduler implements SessionHost {
   /** Where the HTTP endpoints are (`http://host:port`), null without `httpAddress`. */
   get httpUrl(): string | null {
     return this.http?.url ?? null;
+  }
+
+  /**
+   * What it answers a connection asking `identity` (Dask's `Server.identity`),
+   * and its scheduler file holds.
+   */
+  get identity(): SchedulerIdentity {
+    const http = this.httpUrl;
+    return {
+      type: "Scheduler",
+      id: this.id,
+      address: this.address,
+      services: http === null ? {} : { http: Number(new URL(http).port) },
+    };
   }
 
   /** The address workers and clients connect to. */
@@ -475,11 +496,14 @@ export class Scheduler implements SessionHost {
       await serveWorker(this, comm, first as object);
     } else if (op === "register-client") {
       await serveClient(this, comm, first as Record<string, unknown>);
+    } else if (op === "identity") {
+      // A question, not a session (`weft scheduler --scheduler-file` asks who listens here).
+      await answerIdentity(comm, first as { id?: unknown }, this.identity);
     } else {
       this.counters.rejectedMessages++;
       this.logger.error(
         { peer: comm.peerAddress, op },
-        "rejected a connection: its first message must be register-worker or register-client",
+        "rejected a connection: its first message must be register-worker, register-client or identity",
       );
       comm.abort();
     }
