@@ -72,7 +72,7 @@ export function schedulerCommand(ctx: CliContext): Command {
     )
     .option(
       "--scheduler-file <path>",
-      "write the scheduler's address (and identity, as JSON) to this file once listening, for weft worker --scheduler-file and clients (readSchedulerFile); removed when the scheduler closes (a symlink is followed: the file it names is written and removed, the link kept); a file naming a scheduler still running (its address accepts connections), or holding what is no scheduler file, is refused; one left by a scheduler gone is replaced",
+      "write the scheduler's address (and identity, as JSON) to this file once listening, for weft worker --scheduler-file and clients (readSchedulerFile); removed when the scheduler closes (a symlink is followed: the file it names is written and removed, the link kept); a file naming an address where a weft scheduler still runs (asked its identity, within 2 s), or holding what is no scheduler file, is refused; one left by a scheduler gone is replaced, and so is one whose address something other than a weft scheduler accepts connections at (said on stderr)",
       schedulerFilePath,
     );
   return addHttpOptions(addTlsOptions(addFrameLimitOptions(addPreloadOption(cmd, "scheduler"))))

@@ -3,7 +3,6 @@
  * imports this module only then, so that `weft scheduler --help` loads none of it.
  */
 
-import { randomUUID } from "node:crypto";
 import type { Command } from "commander";
 import { Scheduler } from "../../scheduler/scheduler.ts";
 import { splitScheme } from "../../util/address.ts";
@@ -19,10 +18,12 @@ import { millisecondsOption } from "./millisecondsOption.ts";
 import { isNoTimeout } from "./noTimeout.ts";
 import { withOptionFlags } from "./optionFlags.ts";
 import {
+  type FileAddressAnswer,
   notSchedulerFileMessage,
-  runningSchedulerIn,
+  replacedFileNote,
   schedulerFileTakenMessage,
   schedulerFileText,
+  whatAnswersIn,
 } from "./schedulerFileTaken.ts";
 import type { FrameLimitCliOptions, HttpCliOptions, TlsCliOptions } from "./serverOptions.ts";
 import {
@@ -137,6 +138,8 @@ export async function runScheduler(
   let listen: string | null = null;
   /** The --scheduler-file as first looked at (null: none there). */
   let seenFile: string | null = null;
+  /** What answered at the address the --scheduler-file named, as first looked at. */
+  let found: FileAddressAnswer = { kind: "nothing" };
   try {
     const secure = tlsFrom(opts);
     listen =
@@ -153,8 +156,9 @@ export async function runScheduler(
       seenFile = await schedulerFileText(opts.schedulerFile);
       const foreign = notSchedulerFileMessage(opts.schedulerFile, seenFile);
       if (foreign !== null) throw new Error(foreign);
-      const running = await runningSchedulerIn(opts.schedulerFile);
-      if (running !== null) throw new Error(schedulerFileTakenMessage(opts.schedulerFile, running));
+      found = await whatAnswersIn(opts.schedulerFile, secure.tls);
+      const taken = schedulerFileTakenMessage(opts.schedulerFile, found);
+      if (taken !== null) throw new Error(taken);
     }
     scheduler = new Scheduler({
       listen,
@@ -209,25 +213,25 @@ export async function runScheduler(
     return;
   }
   const reachable = reachableAddressFor(scheduler.address);
-  const id = `Scheduler-${randomUUID()}`;
+  const id = scheduler.id;
   if (opts.schedulerFile !== undefined) {
     // Another scheduler started at the same time with the same file (a job script run
     // twice at once: an array job, mpirun -n 2) may have written it while this one
     // started (its preloads, its plugins' starts): the first look saw none. Looked at
     // again only if it changed: one unchanged may name the address this one now listens
     // on (left by a scheduler gone, started again on its fixed port), which would answer.
-    const running =
-      (await schedulerFileText(opts.schedulerFile)) === seenFile
-        ? null
-        : await runningSchedulerIn(opts.schedulerFile);
-    if (running !== null) {
+    if ((await schedulerFileText(opts.schedulerFile)) !== seenFile) {
+      found = await whatAnswersIn(opts.schedulerFile, scheduler.options.tls);
+    }
+    const taken = schedulerFileTakenMessage(opts.schedulerFile, found);
+    if (taken !== null) {
       await scheduler.close();
-      ctx.stderr.write(
-        `weft scheduler: cannot start: ${schedulerFileTakenMessage(opts.schedulerFile, running)}\n`,
-      );
+      ctx.stderr.write(`weft scheduler: cannot start: ${taken}\n`);
       ctx.exitCode = EXIT.usage;
       return;
     }
+    const note = replacedFileNote(opts.schedulerFile, found);
+    if (note !== null) ctx.stderr.write(`weft scheduler: ${note}\n`);
     try {
       await writeSchedulerFile(opts.schedulerFile, {
         type: "Scheduler",

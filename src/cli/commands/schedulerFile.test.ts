@@ -9,11 +9,17 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
+import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { pino } from "pino";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { Client } from "../../client/client.ts";
+import { listen } from "../../comm/connect.ts";
+import { serveRpc } from "../../comm/rpc.ts";
+import { TEST_TLS_FILES } from "../../comm/testTls.ts";
+import { Scheduler } from "../../scheduler/scheduler.ts";
 import { readSchedulerFile } from "../../util/schedulerFile.ts";
 import { testContext as context, refusingAddress } from "../testContext.ts";
 import { main } from "../weft.ts";
@@ -22,6 +28,39 @@ import { runScheduler } from "./schedulerAction.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "weft-scheduler-file-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The test cluster's TLS credentials, as `weft scheduler`'s options. */
+const TLS_OPTS = {
+  tlsCaFile: TEST_TLS_FILES.caFile,
+  tlsCert: TEST_TLS_FILES.certFile,
+  tlsKey: TEST_TLS_FILES.keyFile,
+};
+
+/** Credentials another CA signed, which the test cluster's refuses. */
+const STRANGER_OPTS = {
+  tlsCaFile: TEST_TLS_FILES.caFile.replace(/ca\.pem$/, "other.pem"),
+  tlsCert: TEST_TLS_FILES.caFile.replace(/ca\.pem$/, "other.pem"),
+  tlsKey: TEST_TLS_FILES.caFile.replace(/ca\.pem$/, "other-key.pem"),
+};
+
+/** The port `server` listens on, once it does (any free one of 127.0.0.1). */
+async function listening(server: Server): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return (server.address() as { port: number }).port;
+}
+
+/** A server answering whatever comes with an HTTP error (a program that is no scheduler). */
+function answeringHttp(): Server {
+  return createServer((socket) => {
+    socket.on("error", () => {}); // the probe's reset
+    socket.end("HTTP/1.1 400 Bad Request\r\n\r\n");
+  });
+}
+
+/** A logger that says nothing. */
+function silentLogger() {
+  return pino({ level: "silent" });
+}
 
 const WORKER = ["--executor", "inline", "--nthreads", "1", "--log-level", "silent"];
 
@@ -124,12 +163,14 @@ describe("--scheduler-file", () => {
   it("weft scheduler does not take the file of a scheduler still running: it was written over, then removed", async () => {
     const file = join(dir, "taken.json");
     let first = "";
+    let firstId = "";
     let stopFirst = (): void => {};
     const running = runScheduler(
       { listen: "tcp://127.0.0.1:0", workerTtl: "30000", logLevel: "silent", schedulerFile: file },
       context(),
       (s) => {
         first = s.address;
+        firstId = s.id;
         stopFirst = () => void s.close();
         return s.closed;
       },
@@ -144,7 +185,7 @@ describe("--scheduler-file", () => {
     );
     expect(second.exitCode).toBe(2);
     expect(second.stderr.text).toBe(
-      `weft scheduler: cannot start: the scheduler file ${file} names a scheduler still running at ${first} (it accepts connections): written over, its workers and clients would come to this one. Stop that scheduler first, or give another --scheduler-file (if what listens at ${first} is no scheduler of yours, remove the file)\n`,
+      `weft scheduler: cannot start: the scheduler file ${file} names a scheduler still running at ${first} (${firstId} answers there): written over, its workers and clients would come to this one. Stop that scheduler first, or give another --scheduler-file\n`,
     );
     // The first's file is still there: workers its nannies start again still find it.
     expect(await readSchedulerFile(file, { timeoutMs: 0 })).toBe(first);
@@ -176,12 +217,14 @@ describe("--scheduler-file", () => {
     );
     await sleep(300);
     let first = "";
+    let firstId = "";
     let stopFirst = (): void => {};
     const running = runScheduler(
       { listen: "tcp://127.0.0.1:0", workerTtl: "30000", logLevel: "silent", schedulerFile: file },
       context(),
       (s) => {
         first = s.address;
+        firstId = s.id;
         stopFirst = () => void s.close();
         return s.closed;
       },
@@ -190,12 +233,216 @@ describe("--scheduler-file", () => {
     // It wrote its own address over the first's, then, closing, removed the file.
     expect(late.exitCode).toBe(2);
     expect(late.stderr.text).toBe(
-      `weft scheduler: cannot start: the scheduler file ${file} names a scheduler still running at ${first} (it accepts connections): written over, its workers and clients would come to this one. Stop that scheduler first, or give another --scheduler-file (if what listens at ${first} is no scheduler of yours, remove the file)\n`,
+      `weft scheduler: cannot start: the scheduler file ${file} names a scheduler still running at ${first} (${firstId} answers there): written over, its workers and clients would come to this one. Stop that scheduler first, or give another --scheduler-file\n`,
     );
     expect(late.stdout.text).toBe("");
     expect(await readSchedulerFile(file, { timeoutMs: 0 })).toBe(first);
     stopFirst();
     await running;
+  }, 30_000);
+
+  it("weft scheduler replaces a file whose address a program that is no scheduler accepts connections on, saying so", async () => {
+    // It was refused as a scheduler still running: a port taken by another program
+    // since, or a network that accepts every connection (a sink).
+    const sockets: Socket[] = [];
+    const http = answeringHttp();
+    const sink = createServer((socket) => {
+      socket.on("error", () => {});
+      sockets.push(socket);
+    });
+    try {
+      for (const [server, why] of [
+        [http, "it answered no identity: .*HTTP"],
+        [sink, "it accepts connections but did not answer within 2 s"],
+      ] as const) {
+        const port = await listening(server);
+        const file = join(dir, `foreign-${port}.json`);
+        const address = `tcp://127.0.0.1:${port}`;
+        writeFileSync(file, JSON.stringify({ type: "Scheduler", id: "Scheduler-gone", address }));
+        const ctx = context();
+        let written: Record<string, unknown> = {};
+        let id = "";
+        await runScheduler(
+          {
+            listen: "tcp://127.0.0.1:0",
+            workerTtl: "30000",
+            logLevel: "silent",
+            schedulerFile: file,
+          },
+          ctx,
+          async (s) => {
+            id = s.id;
+            written = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
+          },
+        );
+        expect(ctx.exitCode).toBe(0);
+        expect(written.id).toBe(id);
+        expect(ctx.stderr.text).toMatch(
+          new RegExp(
+            `^weft scheduler: the scheduler file ${file} named ${address}, where no weft scheduler answers \\(${why}[^\n]*\\): replacing it\n$`,
+          ),
+        );
+      }
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      http.close();
+      sink.close();
+    }
+  }, 30_000);
+
+  it("weft scheduler replaces a file whose address a weft server that is no scheduler listens on", async () => {
+    // A worker now on the port (or a program of weft's protocol answering garbage).
+    for (const [identity, why] of [
+      [{ type: "Worker", id: "tcp://127.0.0.1:1" }, `it answered identity with {"type":"Worker"`],
+      [42, "it answered identity with 42"],
+      [undefined, "it answered identity with undefined"],
+    ] as const) {
+      const listener = await listen("tcp://127.0.0.1:0", (comm) =>
+        serveRpc(comm, { identity: () => identity }),
+      );
+      try {
+        const file = join(dir, "worker-port.json");
+        const address = listener.address;
+        writeFileSync(file, JSON.stringify({ type: "Scheduler", id: "Scheduler-gone", address }));
+        const ctx = context();
+        await runScheduler(
+          {
+            listen: "tcp://127.0.0.1:0",
+            workerTtl: "30000",
+            logLevel: "silent",
+            schedulerFile: file,
+          },
+          ctx,
+          () => Promise.resolve(),
+        );
+        expect(ctx.exitCode).toBe(0);
+        expect(ctx.stderr.text).toContain(
+          `weft scheduler: the scheduler file ${file} named ${address}, where no weft scheduler answers (${why}`,
+        );
+      } finally {
+        await listener.close();
+      }
+    }
+  }, 30_000);
+
+  it("weft scheduler refuses a stale file whose address another scheduler now runs on", async () => {
+    // The file's scheduler is gone; one started since without the file listens there.
+    const other = await Scheduler.start({ listen: "tcp://127.0.0.1:0", logger: silentLogger() });
+    try {
+      const file = join(dir, "stale-taken.json");
+      writeFileSync(
+        file,
+        JSON.stringify({ type: "Scheduler", id: "Scheduler-gone", address: other.address }),
+      );
+      const ctx = context();
+      await runScheduler(
+        {
+          listen: "tcp://127.0.0.1:0",
+          workerTtl: "30000",
+          logLevel: "silent",
+          schedulerFile: file,
+        },
+        ctx,
+        () => Promise.resolve(),
+      );
+      expect(ctx.exitCode).toBe(2);
+      expect(ctx.stderr.text).toBe(
+        `weft scheduler: cannot start: the scheduler file ${file} names Scheduler-gone at ${other.address}, where another scheduler, ${other.id}, now runs: whoever reads the file joins that cluster, and written over, its workers and clients would come to this one. Stop that scheduler first, or give another --scheduler-file (if that cluster is not to be found through this file, remove it)\n`,
+      );
+      expect(JSON.parse(readFileSync(file, "utf8")).id).toBe("Scheduler-gone");
+    } finally {
+      await other.close();
+    }
+  }, 30_000);
+
+  it("weft scheduler asks a TLS scheduler over TLS, and refuses its file, with the cluster's certificates or others", async () => {
+    const file = join(dir, "tls.json");
+    let first = "";
+    let firstId = "";
+    let stopFirst = (): void => {};
+    const running = runScheduler(
+      {
+        listen: "tls://127.0.0.1:0",
+        workerTtl: "30000",
+        logLevel: "silent",
+        schedulerFile: file,
+        ...TLS_OPTS,
+      },
+      context(),
+      (s) => {
+        first = s.address;
+        firstId = s.id;
+        stopFirst = () => void s.close();
+        return s.closed;
+      },
+    );
+    await readSchedulerFile(file, { timeoutMs: 10_000 });
+    const second = async (tls: object) => {
+      const ctx = context();
+      await runScheduler(
+        {
+          listen: "tcp://127.0.0.1:0",
+          workerTtl: "30000",
+          logLevel: "silent",
+          schedulerFile: file,
+          ...tls,
+        },
+        ctx,
+        () => Promise.resolve(),
+      );
+      expect(ctx.exitCode).toBe(2);
+      return ctx.stderr.text;
+    };
+    try {
+      expect(await second({ ...TLS_OPTS, listen: "tls://127.0.0.1:0" })).toBe(
+        `weft scheduler: cannot start: the scheduler file ${file} names a scheduler still running at ${first} (${firstId} answers there): written over, its workers and clients would come to this one. Stop that scheduler first, or give another --scheduler-file\n`,
+      );
+      // Another CA's certificate, which the running one refuses; no TLS at all.
+      const unasked = (why: string) =>
+        new RegExp(
+          `^weft scheduler: cannot start: the scheduler file ${file} names ${first}, which accepts connections, but this scheduler cannot ask it what it is \\(${why}[^\n]*\\): it may be a scheduler still running with other certificates, whose workers and clients would come to this one\\. Stop it first, or give another --scheduler-file \\(if what listens at ${first} is no scheduler of yours, remove the file\\)\n$`,
+        );
+      expect(await second({ ...STRANGER_OPTS, listen: "tls://127.0.0.1:0" })).toMatch(
+        unasked(
+          "it (ended the TLS handshake|closed the TLS connection before answering), refusing this scheduler's certificate\\?",
+        ),
+      );
+      expect(await second({})).toMatch(unasked("this scheduler has no TLS credentials"));
+      expect(await readSchedulerFile(file, { timeoutMs: 0 })).toBe(first);
+    } finally {
+      stopFirst();
+      await running;
+    }
+  }, 30_000);
+
+  it("weft scheduler replaces a tls:// file whose address a program speaking no TLS listens on", async () => {
+    const http = answeringHttp();
+    try {
+      const port = await listening(http);
+      const file = join(dir, "tls-foreign.json");
+      const address = `tls://127.0.0.1:${port}`;
+      writeFileSync(file, JSON.stringify({ type: "Scheduler", id: "Scheduler-gone", address }));
+      const ctx = context();
+      await runScheduler(
+        {
+          listen: "tls://127.0.0.1:0",
+          workerTtl: "30000",
+          logLevel: "silent",
+          schedulerFile: file,
+          ...TLS_OPTS,
+        },
+        ctx,
+        () => Promise.resolve(),
+      );
+      expect(ctx.exitCode).toBe(0);
+      expect(ctx.stderr.text).toMatch(
+        new RegExp(
+          `^weft scheduler: the scheduler file ${file} named ${address}, where no weft scheduler answers \\(the TLS handshake failed: wrong version number \\(ERR_SSL_WRONG_VERSION_NUMBER\\)\\): replacing it\n$`,
+        ),
+      );
+    } finally {
+      http.close();
+    }
   }, 30_000);
 
   it("weft scheduler does not write over a file that is no scheduler file: it was lost", async () => {
