@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { GraphTask } from "../protocol/messagesClient.ts";
+import { memoryLogger } from "../worker/testWorker.ts";
 import { SchedulerState } from "./state/schedulerState.ts";
 import * as t from "./state/testing.ts";
-import { workerLoss } from "./workerLoss.ts";
+import { logWorkerLoss, workerLoss } from "./workerLoss.ts";
 
 /**
  * The worker w1 holds the scattered `a`, which the first of a chain of `length` tasks
@@ -47,5 +48,25 @@ describe("workerLoss", () => {
 
   it("is null for a worker it does not know", () => {
     expect(workerLoss(new SchedulerState({ validate: false }), "w9", workerOf)).toBeNull();
+  });
+
+  it("says the scattered values lost as one or as several", () => {
+    const said = (lost: string[]) => {
+      const { logger, records } = memoryLogger();
+      logWorkerLoss(logger, "warn", "tcp://w1:1", "worker left", {
+        processing: 0,
+        memory: lost.length,
+        recomputed: [],
+        lost,
+      });
+      return records.map((r) => r.msg).at(-1);
+    };
+    expect(said(["a"])).toBe(
+      "the worker at tcp://w1:1 left holding the only copy of 1 scattered value, lost for good (no task computes it again): a",
+    );
+    // It said "2 scattered values, lost for good (no task computes it again)".
+    expect(said(["a", "b"])).toBe(
+      "the worker at tcp://w1:1 left holding the only copy of 2 scattered values, lost for good (no task computes them again): a, b",
+    );
   });
 });

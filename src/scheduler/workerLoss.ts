@@ -122,7 +122,7 @@ export function logWorkerLoss(
   if (loss.lost.length > 0) {
     logger.error(
       { worker: address, count: loss.lost.length },
-      `the worker at ${address} left holding the only copy of ${plural(loss.lost.length, "scattered value")}, lost for good (no task computes it again): ${shown(loss.lost)}`,
+      `the worker at ${address} left holding the only copy of ${plural(loss.lost.length, "scattered value")}, lost for good (no task computes ${loss.lost.length === 1 ? "it" : "them"} again): ${shown(loss.lost)}`,
     );
   }
 }
