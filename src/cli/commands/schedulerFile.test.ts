@@ -415,33 +415,46 @@ describe("--scheduler-file", () => {
     }
   }, 30_000);
 
-  it("weft scheduler replaces a tls:// file whose address a program speaking no TLS listens on", async () => {
+  it("weft scheduler replaces a tls:// file whose address a program speaking no TLS, or a sink, listens on", async () => {
+    const sockets: Socket[] = [];
     const http = answeringHttp();
+    const sink = createServer((socket) => {
+      socket.on("error", () => {});
+      sockets.push(socket);
+    });
     try {
-      const port = await listening(http);
-      const file = join(dir, "tls-foreign.json");
-      const address = `tls://127.0.0.1:${port}`;
-      writeFileSync(file, JSON.stringify({ type: "Scheduler", id: "Scheduler-gone", address }));
-      const ctx = context();
-      await runScheduler(
-        {
-          listen: "tls://127.0.0.1:0",
-          workerTtl: "30000",
-          logLevel: "silent",
-          schedulerFile: file,
-          ...TLS_OPTS,
-        },
-        ctx,
-        () => Promise.resolve(),
-      );
-      expect(ctx.exitCode).toBe(0);
-      expect(ctx.stderr.text).toMatch(
-        new RegExp(
-          `^weft scheduler: the scheduler file ${file} named ${address}, where no weft scheduler answers \\(the TLS handshake failed: wrong version number \\(ERR_SSL_WRONG_VERSION_NUMBER\\)\\): replacing it\n$`,
-        ),
-      );
+      for (const [server, why] of [
+        [http, "the TLS handshake failed: wrong version number \\(ERR_SSL_WRONG_VERSION_NUMBER\\)"],
+        // The TLS handshake never ends.
+        [sink, "it accepts connections but did not answer within 2 s"],
+      ] as const) {
+        const port = await listening(server);
+        const file = join(dir, `tls-foreign-${port}.json`);
+        const address = `tls://127.0.0.1:${port}`;
+        writeFileSync(file, JSON.stringify({ type: "Scheduler", id: "Scheduler-gone", address }));
+        const ctx = context();
+        await runScheduler(
+          {
+            listen: "tls://127.0.0.1:0",
+            workerTtl: "30000",
+            logLevel: "silent",
+            schedulerFile: file,
+            ...TLS_OPTS,
+          },
+          ctx,
+          () => Promise.resolve(),
+        );
+        expect(ctx.exitCode).toBe(0);
+        expect(ctx.stderr.text).toMatch(
+          new RegExp(
+            `^weft scheduler: the scheduler file ${file} named ${address}, where no weft scheduler answers \\(${why}\\): replacing it\n$`,
+          ),
+        );
+      }
     } finally {
+      for (const socket of sockets) socket.destroy();
       http.close();
+      sink.close();
     }
   }, 30_000);
 
