@@ -57,6 +57,29 @@ function answeringHttp(): Server {
   });
 }
 
+/**
+ * Programs that accept connections and are no scheduler, for `use`: one answering
+ * HTTP, and a sink that never answers (as a network that accepts every connection);
+ * both closed after, the sink's connections too.
+ */
+async function withForeignListeners(
+  use: (listeners: { readonly http: Server; readonly sink: Server }) => Promise<void>,
+): Promise<void> {
+  const sockets: Socket[] = [];
+  const http = answeringHttp();
+  const sink = createServer((socket) => {
+    socket.on("error", () => {});
+    sockets.push(socket);
+  });
+  try {
+    await use({ http, sink });
+  } finally {
+    for (const socket of sockets) socket.destroy();
+    http.close();
+    sink.close();
+  }
+}
+
 /** A logger that says nothing. */
 function silentLogger() {
   return pino({ level: "silent" });
@@ -244,13 +267,7 @@ describe("--scheduler-file", () => {
   it("weft scheduler replaces a file whose address a program that is no scheduler accepts connections on, saying so", async () => {
     // It was refused as a scheduler still running: a port taken by another program
     // since, or a network that accepts every connection (a sink).
-    const sockets: Socket[] = [];
-    const http = answeringHttp();
-    const sink = createServer((socket) => {
-      socket.on("error", () => {});
-      sockets.push(socket);
-    });
-    try {
+    await withForeignListeners(async ({ http, sink }) => {
       for (const [server, why] of [
         [http, "it answered no identity: .*HTTP"],
         [sink, "it accepts connections but did not answer within 2 s"],
@@ -283,11 +300,7 @@ describe("--scheduler-file", () => {
           ),
         );
       }
-    } finally {
-      for (const socket of sockets) socket.destroy();
-      http.close();
-      sink.close();
-    }
+    });
   }, 30_000);
 
   it("weft scheduler replaces a file whose address a weft server that is no scheduler listens on", async () => {
@@ -416,13 +429,7 @@ describe("--scheduler-file", () => {
   }, 30_000);
 
   it("weft scheduler replaces a tls:// file whose address a program speaking no TLS, or a sink, listens on", async () => {
-    const sockets: Socket[] = [];
-    const http = answeringHttp();
-    const sink = createServer((socket) => {
-      socket.on("error", () => {});
-      sockets.push(socket);
-    });
-    try {
+    await withForeignListeners(async ({ http, sink }) => {
       for (const [server, why] of [
         [http, "the TLS handshake failed: wrong version number \\(ERR_SSL_WRONG_VERSION_NUMBER\\)"],
         // The TLS handshake never ends.
@@ -451,11 +458,7 @@ describe("--scheduler-file", () => {
           ),
         );
       }
-    } finally {
-      for (const socket of sockets) socket.destroy();
-      http.close();
-      sink.close();
-    }
+    });
   }, 30_000);
 
   it("weft scheduler does not write over a file that is no scheduler file: it was lost", async () => {
