@@ -156,7 +156,7 @@ export async function runScheduler(
       seenFile = await schedulerFileText(opts.schedulerFile);
       const foreign = notSchedulerFileMessage(opts.schedulerFile, seenFile);
       if (foreign !== null) throw new Error(foreign);
-      found = await whatAnswersIn(opts.schedulerFile, secure.tls);
+      found = await whatAnswersIn(opts.schedulerFile, seenFile, secure.tls);
       const taken = schedulerFileTakenMessage(opts.schedulerFile, found);
       if (taken !== null) throw new Error(taken);
     }
@@ -220,8 +220,9 @@ export async function runScheduler(
     // started (its preloads, its plugins' starts): the first look saw none. Looked at
     // again only if it changed: one unchanged may name the address this one now listens
     // on (left by a scheduler gone, started again on its fixed port), which would answer.
-    if ((await schedulerFileText(opts.schedulerFile)) !== seenFile) {
-      found = await whatAnswersIn(opts.schedulerFile, scheduler.options.tls);
+    const fileNow = await schedulerFileText(opts.schedulerFile);
+    if (fileNow !== seenFile) {
+      found = await whatAnswersIn(opts.schedulerFile, fileNow, scheduler.options.tls);
     }
     const taken = schedulerFileTakenMessage(opts.schedulerFile, found);
     if (taken !== null) {

@@ -21,7 +21,7 @@ import { TcpComm } from "../../comm/tcp.ts";
 import { secureContextFor, type TlsCredentials } from "../../comm/tls.ts";
 import { parseAddress, splitScheme } from "../../util/address.ts";
 import { deviceProblem } from "../../util/regularFile.ts";
-import { addressIn, readSchedulerFile } from "../../util/schedulerFile.ts";
+import { addressIn } from "../../util/schedulerFile.ts";
 import { showValue } from "../../util/showValue.ts";
 
 /** How long the address a scheduler file names is given to say what it is, in all. */
@@ -46,7 +46,8 @@ export type FileAddressAnswer =
   | { readonly kind: "unasked"; readonly address: string; readonly why: string };
 
 /**
- * What answers at the address the scheduler file at `path` names, asked within
+ * What answers at the address the scheduler file at `path`, holding `text` (as
+ * {@link schedulerFileText} read it; null: none there), names, asked within
  * `probeMs` in all: first whether it accepts a TCP connection, then, over weft's
  * protocol, its `identity`. A `tls://` address is asked over TLS with `tls`, this
  * scheduler's own credentials, its certificate not checked: a scheduler of the
@@ -57,18 +58,19 @@ export type FileAddressAnswer =
  */
 export async function whatAnswersIn(
   path: string,
+  text: string | null,
   tls: TlsCredentials | undefined,
   probeMs: number = PROBE_MS,
 ): Promise<FileAddressAnswer> {
+  if (text === null) return { kind: "nothing" };
   let address: string;
   let host: string;
   let port: number;
   let fileId: string | undefined;
   try {
-    // Read first: it refuses a FIFO or a device, unread.
-    address = await readSchedulerFile(path, { timeoutMs: 0 });
+    address = addressIn(path, text);
     ({ host, port } = parseAddress(address));
-    const id = (JSON.parse(await readFile(path, "utf8")) as { id?: unknown }).id;
+    const id = (JSON.parse(text) as { id?: unknown }).id;
     fileId = typeof id === "string" ? id : undefined;
   } catch {
     return { kind: "nothing" };
