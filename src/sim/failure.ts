@@ -31,3 +31,8 @@ export class SimFailure extends Error {
     this.name = "SimFailure";
   }
 }
+
+/** What a machine threw, as a failure's message says it: `Name: message`. */
+export function errorText(e: unknown): string {
+  return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+}

@@ -17,12 +17,8 @@ import { SchedulerState } from "../scheduler/state/schedulerState.ts";
 import type { TaskState } from "../scheduler/state/taskState.ts";
 import { mayBalance } from "../scheduler/state/workStealing.ts";
 import { SCHEDULER_ADDRESS, type SimCluster } from "./cluster.ts";
-import { SimFailure } from "./failure.ts";
+import { errorText, SimFailure } from "./failure.ts";
 import { WholeStateChecks } from "./wholeStateChecks.ts";
-
-function errorText(e: unknown): string {
-  return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-}
 
 /** Where a scheduler message to a client goes. */
 export type ClientSink = (msg: SchedulerToClientMessage) => void;
@@ -185,7 +181,9 @@ export class SimScheduler {
     c.stats.schedulerStimuli++;
     hooks?.afterScheduler?.(c.hookContext);
     if (c.options.validate && this.wholeChecks.due(this.size())) {
-      this.validateWhole(`after ${describeStimulus(ev)}`);
+      this.wholeChecks.check("scheduler", `after ${describeStimulus(ev)}`, () =>
+        this.state.validateState(),
+      );
     }
     c.scatter?.afterSchedulerStimulus(ev, out);
     c.replicas?.afterSchedulerStimulus(ev, out);
@@ -209,21 +207,7 @@ export class SimScheduler {
    * it last was: at the end of a phase, or before a run's failure is reported.
    */
   validatePending(when: string): void {
-    if (this.wholeChecks.unchecked > 0) this.validateWhole(when);
-  }
-
-  private validateWhole(when: string): void {
-    try {
-      this.state.validateState();
-    } catch (e) {
-      throw new SimFailure(
-        "invalid-state",
-        `scheduler: validateState failed ${when}${this.wholeChecks.hint()}: ${errorText(e)}`,
-        "",
-        { cause: e },
-      );
-    }
-    this.wholeChecks.checked();
+    this.wholeChecks.checkPending("scheduler", when, () => this.state.validateState());
   }
 
   private route(m: SchedulerMessage): void {

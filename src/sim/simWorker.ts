@@ -32,7 +32,7 @@ import type { ValidateStateOptions } from "../worker/state/validation.ts";
 import { WorkerState } from "../worker/state/workerState.ts";
 import { type UpdateDataResponse, updateDataHandler } from "../worker/updateData.ts";
 import type { SimCluster } from "./cluster.ts";
-import { SimFailure } from "./failure.ts";
+import { errorText, SimFailure } from "./failure.ts";
 import { messageForInstruction } from "./translate.ts";
 import { computeValue, SimActorRef, SimValue, type TaskParams } from "./values.ts";
 import { WholeStateChecks } from "./wholeStateChecks.ts";
@@ -43,10 +43,6 @@ function sizeofSimValue(v: unknown): number {
 
 function typeNameOf(v: unknown): string {
   return v instanceof SimValue ? "SimValue" : v instanceof SimActorRef ? "Actor" : typeof v;
-}
-
-function errorText(e: unknown): string {
-  return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
 }
 
 /** A simulated worker process around one `WorkerState`. */
@@ -197,7 +193,9 @@ export class SimWorker {
     if (c.timing) c.stats.workerMicros += (performance.now() - t0) * 1000;
     c.stats.workerStimuli++;
     if (c.options.validate && this.wholeChecks.due(this.state.tasks.size)) {
-      this.validateWhole(`after ${ev.cls} (${ev.stimulusId})`);
+      this.wholeChecks.check(`worker ${this.address}`, `after ${ev.cls} (${ev.stimulusId})`, () =>
+        this.validateWhole(),
+      );
     }
     for (const inst of instructions) this.dispatch(inst, ev);
   }
@@ -207,21 +205,12 @@ export class SimWorker {
    * it last was: at the end of a phase, or before a run's failure is reported.
    */
   validatePending(when: string): void {
-    if (this.wholeChecks.unchecked > 0) this.validateWhole(when);
+    this.wholeChecks.checkPending(`worker ${this.address}`, when, () => this.validateWhole());
   }
 
-  private validateWhole(when: string): void {
-    try {
-      this.state.validateState(this.toleratedErredInputs());
-    } catch (e) {
-      throw new SimFailure(
-        "invalid-state",
-        `worker ${this.address}: validateState failed ${when}${this.wholeChecks.hint()}: ${errorText(e)}`,
-        "",
-        { cause: e },
-      );
-    }
-    this.wholeChecks.checked();
+  /** `validateState`, the keys the fetch-error fault failed here tolerated in `error`. */
+  private validateWhole(): void {
+    this.state.validateState(this.toleratedErredInputs());
   }
 
   /**

@@ -14,6 +14,8 @@
  * reported (a state gone wrong a few stimuli before is the better cause).
  */
 
+import { errorText, SimFailure } from "./failure.ts";
+
 /** The machines of a run of at most this many tasks are checked whole after every stimulus. */
 export const WHOLE_CHECK_EVERY_STIMULUS_UP_TO = 2_000;
 
@@ -57,9 +59,30 @@ export class WholeStateChecks {
     return this.unchecked >= wholeCheckInterval(this.every, this.workloadTasks, size);
   }
 
-  /** Its state was just checked whole. */
-  checked(): void {
+  /**
+   * Check the machine whole now with `validateState`; its failure is an
+   * `invalid-state` run failure naming the machine (`who`) and `when` (after what).
+   */
+  check(who: string, when: string, validateState: () => void): void {
+    try {
+      validateState();
+    } catch (e) {
+      throw new SimFailure(
+        "invalid-state",
+        `${who}: validateState failed ${when}${this.hint()}: ${errorText(e)}`,
+        "",
+        { cause: e },
+      );
+    }
     this.unchecked = 0;
+  }
+
+  /**
+   * {@link check} if a stimulus came since the machine last was checked whole: at
+   * the end of a phase, or before a run's failure is reported.
+   */
+  checkPending(who: string, when: string, validateState: () => void): void {
+    if (this.unchecked > 0) this.check(who, when, validateState);
   }
 
   /**
@@ -67,7 +90,7 @@ export class WholeStateChecks {
    * wrong when the check before came more than a stimulus earlier, and how to find
    * the stimulus. Empty when the last stimulus was the only one unchecked.
    */
-  hint(): string {
+  private hint(): string {
     if (this.unchecked <= 1) return "";
     return ` (checked whole ${this.unchecked} stimuli before, only the tasks each changed after each: it broke at one of those ${this.unchecked}; replay with --validate-every 1 to find which)`;
   }
