@@ -24,6 +24,7 @@ import type {
   WorkerToSchedulerMessage,
 } from "../protocol/messagesWorker.ts";
 import { protocolMismatch, wireVersion } from "../protocol/version.ts";
+import { resourcesText } from "../util/resourceAmount.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { logWorkerEvent } from "./events.ts";
 import { oversizedMessageRecord } from "./oversizedMessage.ts";
@@ -355,16 +356,14 @@ export async function serveWorker(host: SessionHost, comm: Comm, first: object):
  * resources as `weft worker --resources` takes them), which `weft logs` keeps.
  */
 function registeredFields(address: string, msg: RegisterWorkerMsg): Record<string, unknown> {
-  const resources = Object.entries(msg.resources ?? {});
+  const resources = resourcesText(msg.resources ?? {});
   return {
     worker: address,
     // Not `name`: pino's records give that field to the logger's name.
     ...(msg.name === undefined ? {} : { workerName: msg.name }),
     nthreads: msg.nthreads,
     ...(msg.nanny === true ? { nanny: true } : {}),
-    ...(resources.length === 0
-      ? {}
-      : { resources: resources.map(([k, n]) => `${k}=${n}`).join(",") }),
+    ...(resources === "" ? {} : { resources }),
     ...(msg.memoryLimit === undefined ? {} : { memoryLimit: msg.memoryLimit }),
   };
 }

@@ -1,4 +1,6 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { resourcesText } from "../../util/resourceAmount.ts";
 import { MAX_TIMER_MS } from "../../util/timers.ts";
 import {
   byteSize,
@@ -21,6 +23,21 @@ describe("parseResources (weft worker --resources)", () => {
     // Dask's --resources "GPU=2 MEM=10e9", apart by spaces: refused as 'bad resource'.
     expect(parseResources("GPU=2 MEM=10e9")).toEqual({ GPU: 2, MEM: 10e9 });
     expect(parseResources(" GPU = 1 ,\tMEM=2 ")).toEqual({ GPU: 1, MEM: 2 });
+  });
+
+  it("reads back what resourcesText writes (logs and weft status show resources so)", () => {
+    const name = fc.stringMatching(/^[A-Za-z_][\w.:-]{0,11}$/);
+    const amount = fc.oneof(
+      fc.nat(),
+      fc.double({ min: 0, max: 1e300, noNaN: true, noDefaultInfinity: true }),
+    );
+    fc.assert(
+      fc.property(fc.dictionary(name, amount), (resources) => {
+        expect(parseResources(resourcesText(resources))).toEqual(resources);
+      }),
+    );
+    expect(resourcesText({ GPU: 1, MEM: 8e9 })).toBe("GPU=1,MEM=8000000000");
+    expect(resourcesText({})).toBe("");
   });
 
   it("refuses a pair without an amount instead of reading it as 0", () => {

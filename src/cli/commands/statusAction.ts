@@ -6,6 +6,7 @@
 import type { Client } from "../../client/client.ts";
 import type { SchedulerCounters, WorkerIdentity } from "../../protocol/messagesSession.ts";
 import { formatBytes } from "../../util/parseBytes.ts";
+import { resourcesText } from "../../util/resourceAmount.ts";
 import type { ConnectCliOptions } from "./connectOptions.ts";
 import type { CliContext } from "./context.ts";
 import { withClient } from "./withClient.ts";
@@ -66,7 +67,7 @@ export function formatStatus(status: ClusterStatus): string {
         w.address,
         ...(names ? [w.name ?? "-"] : []),
         String(w.nthreads),
-        ...(resources ? [resourceList(w.resources ?? {})] : []),
+        ...(resources ? [resourcesText(w.resources ?? {}) || "-"] : []),
         w.status,
         ...(nannies ? [w.nanny === true ? "yes" : "no"] : []),
         String(w.processing),
@@ -103,12 +104,6 @@ export function formatStatus(status: ClusterStatus): string {
     `datasets: ${status.datasets.length === 0 ? "none" : status.datasets.map((d) => JSON.stringify(d)).join(", ")}`,
   );
   return `${lines.join("\n")}\n`;
-}
-
-/** `GPU=1,MEM=8000000000` as `weft worker --resources` takes them; `-` for none. */
-function resourceList(resources: Readonly<Record<string, number>>): string {
-  const entries = Object.entries(resources);
-  return entries.length === 0 ? "-" : entries.map(([name, n]) => `${name}=${n}`).join(",");
 }
 
 /** `weft status [ADDRESS]` (the address, or `--scheduler-file`). */
