@@ -132,6 +132,35 @@ describe("HttpEndpoints", () => {
     expect((await fetch(`${s.url}/health`)).status).toBe(200);
   });
 
+  it("closes a connection whose client stops reading the answer, rather than holding it and its buffered body for ever", async () => {
+    // Far more than the socket buffers of both ends take: the write stalls.
+    const body = "x".repeat(32 * 1024 * 1024);
+    const s = await serve(
+      "127.0.0.1:0",
+      { "/big": () => ({ contentType: "text/plain", body }) },
+      undefined,
+      { requestMs: 300 },
+    );
+    // The client reads nothing for a while, then everything it is still sent.
+    const received = await new Promise<number>((resolve, reject) => {
+      let bytes = 0;
+      const socket = connect(s.port, "127.0.0.1", () => {
+        socket.write("GET /big HTTP/1.1\r\nHost: x\r\n\r\n");
+        socket.pause();
+        setTimeout(() => socket.resume(), 1_500);
+      });
+      socket.on("data", (chunk: Buffer) => {
+        bytes += chunk.length;
+      });
+      socket.on("close", () => resolve(bytes));
+      socket.on("error", () => resolve(bytes));
+      setTimeout(() => reject(new Error("still open after 10 s")), 10_000).unref();
+    });
+    // Dropped while stalled: what was not yet in the kernel's buffers never came.
+    expect(received).toBeLessThan(body.length);
+    expect((await fetch(`${s.url}/big`)).status).toBe(200);
+  });
+
   it("an address in use is refused with a clear error", async () => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));

@@ -96,6 +96,9 @@ export class HttpEndpoints {
    * has not sent a whole request's head within `requestMs` (default 10 s) is
    * closed: a scrape or a page is one short request, and an idle or trickling
    * client would otherwise hold a socket for Node's default of a minute or more.
+   * Nor may a connection go `requestMs` without a byte moving: a client that
+   * asked and stopped reading the answer would otherwise hold its socket, and
+   * the part of the body not yet sent, for ever (Node's default).
    */
   static async start(
     address: string,
@@ -118,6 +121,8 @@ export class HttpEndpoints {
     );
     // A scrape is one short request: no keep-alive connection holds close() back.
     server.keepAliveTimeout = 1_000;
+    // Without a 'timeout' listener, Node destroys a socket idle this long.
+    server.setTimeout(requestMs);
     await new Promise<void>((resolve, reject) => {
       const failed = (err: Error) => {
         const why = (err as NodeJS.ErrnoException).code ?? err.message;
