@@ -15,7 +15,8 @@ export interface HttpReply {
   /** Default 200. */
   readonly status?: number;
   readonly contentType: string;
-  readonly body: string;
+  /** Text is sent as UTF-8. */
+  readonly body: string | Uint8Array;
 }
 
 /** A route's handler: called for each GET (or HEAD) of its path. */
@@ -182,7 +183,7 @@ async function answer(
 ): Promise<void> {
   const path = routePath(req.url ?? "/");
   const head = req.method === "HEAD";
-  const send = (status: number, contentType: string, body: string, extra = {}) => {
+  const send = (status: number, contentType: string, body: string | Uint8Array, extra = {}) => {
     res.writeHead(status, {
       "Content-Type": contentType,
       "Content-Length": Buffer.byteLength(body),

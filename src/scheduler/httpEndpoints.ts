@@ -12,6 +12,7 @@
  */
 
 import { HttpEndpoints, healthRoute, jsonReply, metricsRoute } from "../comm/httpEndpoints.ts";
+import { throttledRoute } from "../comm/throttledRoute.ts";
 import { type Sample, ScrapedMetrics } from "../util/promRegistry.ts";
 import type { Scheduler } from "./scheduler.ts";
 import { adaptiveTarget } from "./state/adaptive.ts";
@@ -142,10 +143,11 @@ export function startSchedulerHttp(
           ),
         }),
       "/json/counts.json": () => jsonReply(s.countersSnapshot),
-      "/status": () => ({
+      // Drawn on the scheduler's event loop: however many ask, a tenth of its time at most.
+      "/status": throttledRoute(() => ({
         contentType: "text/html; charset=utf-8",
         body: renderStatusPage(statusSnapshot(s)),
-      }),
+      })),
     },
     (path, err) => s.logger.error({ err, path }, "HTTP endpoint failed"),
   );

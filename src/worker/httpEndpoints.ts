@@ -10,6 +10,7 @@
  */
 
 import { HttpEndpoints, healthRoute, jsonReply, metricsRoute } from "../comm/httpEndpoints.ts";
+import { throttledRoute } from "../comm/throttledRoute.ts";
 import { type Sample, ScrapedMetrics } from "../util/promRegistry.ts";
 import { TASK_STATES, type TaskStateState } from "./state/taskState.ts";
 import { renderWorkerStatusPage, type WorkerView, workerStatusSnapshot } from "./statusPage.ts";
@@ -137,10 +138,11 @@ export function startWorkerHttp(
           executor: w.options.executor,
           memoryLimit: w.options.memoryLimit,
         }),
-      "/status": () => ({
+      // Drawn on the worker's event loop: however many ask, a tenth of its time at most.
+      "/status": throttledRoute(() => ({
         contentType: "text/html; charset=utf-8",
         body: renderWorkerStatusPage(workerStatusSnapshot(w)),
-      }),
+      })),
     },
     (path, err) => w.logger.error({ err, path }, "HTTP endpoint failed"),
   );
