@@ -161,6 +161,31 @@ describe("HttpEndpoints", () => {
     expect((await fetch(`${s.url}/big`)).status).toBe(200);
   });
 
+  it("holds at most maxConnections connections: a flood of idle ones cannot take every file descriptor of the process", async () => {
+    const s = await serve(
+      "127.0.0.1:0",
+      { "/health": () => ({ contentType: "text/plain", body: "ok\n" }) },
+      undefined,
+      { requestMs: 5_000, maxConnections: 3 },
+    );
+    const sockets = Array.from({ length: 3 }, () => connect(s.port, "127.0.0.1"));
+    await Promise.all(sockets.map((socket) => new Promise((ok) => socket.once("connect", ok))));
+    // One more is closed at once, not after requestMs.
+    const closedAfter = await new Promise<number>((resolve, reject) => {
+      const t0 = performance.now();
+      const extra = connect(s.port, "127.0.0.1");
+      extra.resume();
+      extra.on("close", () => resolve(performance.now() - t0));
+      extra.on("error", () => {});
+      setTimeout(() => reject(new Error("the extra connection was kept")), 4_000).unref();
+    });
+    expect(closedAfter).toBeLessThan(2_000);
+    for (const socket of sockets) socket.destroy();
+    // The server hears of the closes in its own time.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await fetch(`${s.url}/health`)).status).toBe(200);
+  });
+
   it("an address in use is refused with a clear error", async () => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));

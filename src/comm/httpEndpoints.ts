@@ -82,6 +82,22 @@ export function resolveHttpOptions(
   return { httpAddress, metricsNamespace };
 }
 
+/**
+ * The most connections the endpoints hold at once by default: a scrape or a page
+ * takes one, a browser a few. The server shares its process's file descriptors
+ * with the cluster's comms: a flood of idle connections would otherwise take
+ * them all, and workers, clients and peers could no longer connect.
+ */
+export const MAX_CONNECTIONS = 128;
+
+/** What {@link HttpEndpoints.start} bounds. */
+export interface HttpLimits {
+  /** Milliseconds for a request's head to come, and that a connection may go without a byte moving (default 10 s). */
+  readonly requestMs?: number;
+  /** Connections held at once; those beyond are closed as they come (default {@link MAX_CONNECTIONS}). */
+  readonly maxConnections?: number;
+}
+
 /** A running HTTP server of a few read-only routes. */
 export class HttpEndpoints {
   private constructor(
@@ -99,13 +115,14 @@ export class HttpEndpoints {
    * client would otherwise hold a socket for Node's default of a minute or more.
    * Nor may a connection go `requestMs` without a byte moving: a client that
    * asked and stopped reading the answer would otherwise hold its socket, and
-   * the part of the body not yet sent, for ever (Node's default).
+   * the part of the body not yet sent, for ever (Node's default). At most
+   * `maxConnections` are held at once (see {@link MAX_CONNECTIONS}).
    */
   static async start(
     address: string,
     routes: Readonly<Record<string, HttpRoute>>,
     onError: (path: string, err: Error) => void = () => {},
-    { requestMs = 10_000 }: { requestMs?: number } = {},
+    { requestMs = 10_000, maxConnections = MAX_CONNECTIONS }: HttpLimits = {},
   ): Promise<HttpEndpoints> {
     const { host, port } = parseHttpAddress(address);
     const table = new Map(Object.entries(routes));
@@ -124,6 +141,8 @@ export class HttpEndpoints {
     server.keepAliveTimeout = 1_000;
     // Without a 'timeout' listener, Node destroys a socket idle this long.
     server.setTimeout(requestMs);
+    // Node closes connections beyond this as they are accepted.
+    server.maxConnections = maxConnections;
     await new Promise<void>((resolve, reject) => {
       const failed = (err: Error) => {
         const why = (err as NodeJS.ErrnoException).code ?? err.message;
