@@ -24,6 +24,7 @@ import { warnBareMilliseconds } from "./bareMilliseconds.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { GraphInputError, jsonFriendly, loadGraphInput } from "./graphInput.ts";
 import { graphTasksHint } from "./graphTasksHint.ts";
+import { reachableHttpUrl } from "./httpUrlShown.ts";
 import { checkInprocScheduler } from "./inprocScheduler.ts";
 import { listenFailureMessage } from "./listenFailure.ts";
 import { connectThroughSchedulerFile } from "./liveSchedulerFile.ts";
@@ -342,7 +343,8 @@ export async function runGraph(
         startLog?.release(true);
         client = await cluster.client({ printTaskOutput: false });
         const http = cluster.scheduler.httpUrl;
-        if (http !== null) ctx.stderr.write(`weft run: status at ${http}/status\n`);
+        if (http !== null)
+          ctx.stderr.write(`weft run: status at ${reachableHttpUrl(http) ?? http}/status\n`);
       }
       // What tasks print goes to stderr: stdout is the answer, JSON.
       for (const [topic] of TASK_OUTPUT_TOPICS) {

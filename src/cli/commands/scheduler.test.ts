@@ -68,6 +68,25 @@ describe("weft scheduler's startup line", () => {
     expect(line).toBe(`scheduler at ${address}\n`);
   });
 
+  it("HTTP on every interface: this machine's address, which a browser can open, then 0.0.0.0", async () => {
+    machine("10.0.0.5");
+    const ctx = context();
+    let url = "";
+    await runScheduler(
+      { listen: "tcp://127.0.0.1:0", workerTtl: "30000", logLevel: "silent", httpAddress: ":0" },
+      ctx,
+      (s) => {
+        url = s.httpUrl ?? "";
+        return Promise.resolve();
+      },
+    );
+    expect(url).toMatch(/^http:\/\/0\.0\.0\.0:\d+$/);
+    const port = url.split(":").at(-1);
+    expect(ctx.stdout.text.split("\n")[1]).toBe(
+      `http at http://10.0.0.5:${port} (listening on ${url})`,
+    );
+  });
+
   it("on a concrete address, that address alone", async () => {
     machine("10.0.0.5");
     const { line, address } = await startupLine("tcp://127.0.0.1:0");

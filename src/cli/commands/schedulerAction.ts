@@ -12,6 +12,7 @@ import { wallSeconds } from "../../util/wallClock.ts";
 import { reachableAddressFor } from "../../worker/contactAddress.ts";
 import { warnBareMilliseconds } from "./bareMilliseconds.ts";
 import { type CliContext, EXIT, serveDespiteOutputErrors } from "./context.ts";
+import { httpUrlShown } from "./httpUrlShown.ts";
 import { checkListenAddress } from "./listenAddress.ts";
 import { listenFailureMessage } from "./listenFailure.ts";
 import { millisecondsOption } from "./millisecondsOption.ts";
@@ -255,7 +256,7 @@ export async function runScheduler(
       ? `scheduler at ${scheduler.address}\n`
       : `scheduler at ${reachable} (listening on ${scheduler.address})\n`,
   );
-  if (scheduler.httpUrl !== null) ctx.stdout.write(`http at ${scheduler.httpUrl}\n`);
+  if (scheduler.httpUrl !== null) ctx.stdout.write(`http at ${httpUrlShown(scheduler.httpUrl)}\n`);
   logStopSignal(scheduler.logger, await stop(scheduler));
   await scheduler.close();
   if (opts.schedulerFile !== undefined) {

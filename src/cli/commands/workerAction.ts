@@ -14,6 +14,7 @@ import { warnBareMilliseconds } from "./bareMilliseconds.ts";
 import { workerAddresses } from "./contactAddress.ts";
 import { contactHostWarning } from "./contactHost.ts";
 import { type CliContext, EXIT, serveDespiteOutputErrors } from "./context.ts";
+import { httpUrlShown } from "./httpUrlShown.ts";
 import { checkInprocScheduler } from "./inprocScheduler.ts";
 import { checkListenAddress } from "./listenAddress.ts";
 import { listenFailureMessage } from "./listenFailure.ts";
@@ -322,7 +323,7 @@ export async function runWorker(
   ctx.stdout.write(
     `worker at ${worker.address} (${nthreads} thread${nthreads === 1 ? "" : "s"}) for ${scheduler}\n`,
   );
-  if (worker.httpUrl !== null) ctx.stdout.write(`http at ${worker.httpUrl}\n`);
+  if (worker.httpUrl !== null) ctx.stdout.write(`http at ${httpUrlShown(worker.httpUrl)}\n`);
   const stoppedBy = await stop(worker);
   logStopSignal(worker.logger, stoppedBy);
   await worker.close(closeTimeout());
