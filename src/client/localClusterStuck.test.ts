@@ -146,6 +146,34 @@ export function weftTeardown() { writeFileSync(${JSON.stringify(tornDown)}, "");
     );
   });
 
+  it("start({ startTimeoutMs }): workers setting up a cluster's worker plugin that never ends are named at that step", async () => {
+    const tasks = join(dir, "stuck-plugin-tasks.mjs");
+    writeFileSync(
+      tasks,
+      `import { defineTask } from ${JSON.stringify(new URL("../worker/taskRegistry.ts", import.meta.url).href)};
+defineTask("stuck.pluginFactory", () => ({ setup: () => new Promise(() => {}) }));
+`,
+    );
+    // As a client's registerWorkerPlugin before the workers came: sent in their register reply.
+    const preload = join(dir, "records-stuck-plugin.mjs");
+    writeFileSync(
+      preload,
+      'export function weftSetup(s) { s.workerPlugins.push({ name: "stuck", fn: "stuck.pluginFactory", args: [] }); }\n',
+    );
+    await expect(
+      LocalCluster.start({
+        workers: 2,
+        executor: "inline",
+        logger: silent(),
+        taskModules: [tasks],
+        scheduler: { preload: [preload] },
+        startTimeoutMs: 500,
+      }),
+    ).rejects.toThrow(
+      /^LocalCluster: the cluster did not start within startTimeoutMs \(500 ms\): workers "0", "1" were each still setting up the cluster's worker plugin "stuck"; everything started was closed$/,
+    );
+  });
+
   it("start({ startTimeoutMs }) past while a scheduler or worker whose weftSetup failed tears its preloads down names that failure, not a weftSetup still running", async () => {
     const preload = join(dir, "failing-setup.mjs");
     writeFileSync(

@@ -39,6 +39,7 @@ import {
 } from "../util/preload.ts";
 import { showValue } from "../util/showValue.ts";
 import { StartSteps } from "../util/startSteps.ts";
+import { StartWatch } from "../util/startWatch.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { wallSeconds as now } from "../util/wallClock.ts";
 import { CpuProfiler } from "../worker/profiler.ts";
@@ -68,7 +69,6 @@ import {
   type SchedulerOptions,
 } from "./schedulerOptions.ts";
 import type { SessionHost } from "./sessionHost.ts";
-import { StartWatch } from "./startWatch.ts";
 import type { SchedulerEvent } from "./state/events.ts";
 import { SchedulerState } from "./state/schedulerState.ts";
 import { mayBalance } from "./state/workStealing.ts";
@@ -337,7 +337,7 @@ export class Scheduler implements SessionHost {
   async listen(): Promise<this> {
     if (this.statusValue !== "init")
       throw new Error(`cannot start a scheduler that is ${this.statusValue}`);
-    const watch = new StartWatch(this.logger);
+    const watch = new StartWatch("scheduler", this.logger);
     this.startWatch = watch;
     try {
       // Raced: the steps still wait on a step that stalled; the close below ends them.

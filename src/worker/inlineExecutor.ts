@@ -7,9 +7,9 @@
  * are in progress at once.
  */
 
+import { rejectWhenIdle } from "../util/loopIdle.ts";
 import type { ExecuteJob, ExecuteOutcome, Executor, RunControl } from "./executor.ts";
 import { importTaskModule } from "./importTaskModule.ts";
-import { rejectWhenIdle } from "./loopIdle.ts";
 import { raceSignal } from "./raceSignal.ts";
 import { startTask } from "./runTask.ts";
 import { taskFunctionNames } from "./taskRegistry.ts";

@@ -131,8 +131,11 @@ describe("StartDeadline", () => {
 
   it("leaves a registration be past it: one that succeeds late times the start out then, one that fails keeps its error", async () => {
     const expired: string[] = [];
-    const late = new StartDeadline(50, () => expired.push("late"));
-    late.doing = "registering";
+    const late = new StartDeadline(
+      50,
+      () => expired.push("late"),
+      () => "registering",
+    );
     await late.exemptWhile(() => waitMs(150).then(() => "registered"));
     expect(expired).toEqual(["late"]);
     expect(late.timedOut).toBe(

@@ -18,8 +18,6 @@ import { MAX_TIMER_MS } from "../util/timers.ts";
 export class StartDeadline {
   /** When the start began (`Date.now()`): the wait for the scheduler ends `ms` after it too. */
   readonly startedAt = Date.now();
-  /** What the start does now, said in the error if the deadline comes meanwhile. */
-  doing = "starting";
   private timer: ReturnType<typeof setTimeout> | undefined;
   /** The deadline came during {@link exemptWhile}. */
   private passedWhileExempt = false;
@@ -31,6 +29,8 @@ export class StartDeadline {
     private readonly ms: number | null,
     /** Told once, at the deadline: the worker closes, which ends the start. */
     private readonly expired: () => void,
+    /** What the start does now, said in the error if the deadline comes meanwhile. */
+    private readonly doing: () => string = () => "starting",
   ) {
     // Not unref'd: a start that waits only on a promise that never settles would let
     // the process exit half started.
@@ -70,7 +70,7 @@ export class StartDeadline {
       this.passedWhileExempt = true;
       return;
     }
-    this.message = `the worker did not start within its death timeout (deathTimeoutMs, ${this.ms} ms): it was still ${this.doing}; it closed`;
+    this.message = `the worker did not start within its death timeout (deathTimeoutMs, ${this.ms} ms): it was still ${this.doing()}; it closed`;
     this.expired();
   }
 }

@@ -42,6 +42,7 @@ import {
   startPreloads,
 } from "../util/preload.ts";
 import { StartSteps } from "../util/startSteps.ts";
+import { StartWatch } from "../util/startWatch.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
 import { wallSeconds } from "../util/wallClock.ts";
@@ -56,7 +57,6 @@ import { type GatherHost, gatherFromPeer, transferCause } from "./gatherDep.ts";
 import { startWorkerHttp } from "./httpEndpoints.ts";
 import type { WorkerIdentity } from "./identity.ts";
 import { Introspection } from "./introspection.ts";
-import { unlessIdle } from "./loopIdle.ts";
 import { LostSpills } from "./lostSpills.ts";
 import type { MemoryMonitor } from "./memoryMonitor.ts";
 import { MetricTotals } from "./metricTotals.ts";
@@ -134,7 +134,7 @@ export class Worker extends BaseWorker {
     this.logger.error({ err: asError(err) }, "closing what the start made after close() failed"),
   );
   /** The start under way ({@link start}) and the step it is in, null before and after it. */
-  private startDeadline: StartDeadline | null = null;
+  private startWatch: StartWatch | null = null;
   /** Undoes the preload modules (their `weftTeardown`s), once they ran. */
   private preloadTeardown: PreloadTeardown | null = null;
   /** Loads what clients load into the cluster: uploads, task modules, plugins. */
@@ -307,7 +307,7 @@ export class Worker extends BaseWorker {
    * a start that times out; null before `start()` and once it settled.
    */
   get startStep(): string | null {
-    return this.startDeadline?.doing ?? null;
+    return this.startWatch?.doing ?? null;
   }
 
   /**
@@ -416,65 +416,22 @@ export class Worker extends BaseWorker {
       throw new Error(`cannot start a worker that is ${this.statusValue}`);
     this.statusValue = "starting";
     const o = this.options;
-    const deadline = new StartDeadline(o.startTimeoutMs, () => void this.close());
-    this.startDeadline = deadline;
+    const watch = new StartWatch("worker", this.logger);
+    const deadline = new StartDeadline(
+      o.startTimeoutMs,
+      () => void this.close(),
+      () => watch.doing,
+    );
+    this.startWatch = watch;
     try {
-      // Each step may wait on code or a peer that never answers (a task module's import, a
-      // weftSetup, a plugin's setup, the scheduler, the nanny): close() ends it at once.
-      deadline.doing = `starting its executor, which imports its task modules (${o.taskModules.join(", ") || "none"})`;
-      await this.starting.step(
-        () => this.executors.start(),
-        (late) => late.close(),
-      );
-      this.code.startModulesImported(o.taskModules);
-      refuseMemoryLimitTooSmall(this.memory, o);
-      refuseUnwritableSpillDirectory(o);
-      warnMemoryOrder(o, this.logger);
-      deadline.doing = `listening at ${o.listen}`;
-      this.listener = await this.starting.step(
-        () =>
-          listen(o.listen, (comm) => this.servePeer(comm), {
-            ...commOptionsOf(o),
-            onRefusedPeer: (peer, reason) =>
-              this.logger.warn({ peer, reason }, "refused a TLS connection"),
-          }),
-        (late) => late.close(),
-      );
-      this.state.address = o.contactAddress ?? contactAddressFor(this.listener.address);
-      const httpAddress = o.httpAddress;
-      if (httpAddress !== null) {
-        deadline.doing = `starting its HTTP endpoints at ${httpAddress}`;
-        this.http = await this.starting.step(
-          () => startWorkerHttp(this, httpAddress, o.metricsNamespace),
-          (late) => late.close(),
-        );
-      }
-      deadline.doing = `running its preload modules' weftSetup (${o.preload.join(", ")})`;
-      await this.starting.step(() => {
-        const preloads = startPreloads(
-          o.preload,
-          this,
-          ...preloadLogging(this.logger),
-          (url, err) => {
-            deadline.doing = preloadFailed(url, err);
-          },
-        );
-        this.preloadTeardown = preloads.teardown;
-        // A weftSetup waiting on nothing (on the cluster in this process that waits on
-        // this start) fails the start, which the catch below closes, as the scheduler's.
-        return unlessIdle(
-          preloads.setUp,
-          () =>
-            new Error(
-              `the worker's start can never finish: nothing was left to run while it was still ${deadline.doing}`,
-            ),
-        );
-      });
-      await this.register(deadline);
+      // Raced: a step waiting on nothing (a plugin's setup on the cluster in this process
+      // that waits on this start) fails the start; the close below ends the step.
+      await Promise.race([this.startSteps(watch, deadline), watch.stalled]);
     } catch (err) {
       const timedOut = deadline.timedOut;
       deadline.clear();
-      this.startDeadline = null;
+      watch.clear();
+      this.startWatch = null;
       // Closed by the deadline: as a close meanwhile, the start does not wait for what it cut short.
       if (timedOut !== null) throw new Error(timedOut, { cause: err });
       // close() meanwhile stops what was started, within its timeout; the step it cut
@@ -485,7 +442,8 @@ export class Worker extends BaseWorker {
       throw err;
     }
     deadline.clear();
-    this.startDeadline = null;
+    watch.clear();
+    this.startWatch = null;
     this.statusValue = "running";
     if (this.schedulerComm !== null) void this.readSchedulerStream(this.schedulerComm);
     // Its nanny set up a plugin of the register reply that restarts the worker (a
@@ -514,6 +472,55 @@ export class Worker extends BaseWorker {
       );
     }
     return this;
+  }
+
+  /** The steps of {@link start}, each told to `watch` as it begins. */
+  private async startSteps(watch: StartWatch, deadline: StartDeadline): Promise<void> {
+    const o = this.options;
+    // Each step may wait on code or a peer that never answers (a task module's import, a
+    // weftSetup, a plugin's setup, the scheduler, the nanny): close() ends it at once.
+    watch.doing = `starting its executor, which imports its task modules (${o.taskModules.join(", ") || "none"})`;
+    await this.starting.step(
+      () => this.executors.start(),
+      (late) => late.close(),
+    );
+    this.code.startModulesImported(o.taskModules);
+    refuseMemoryLimitTooSmall(this.memory, o);
+    refuseUnwritableSpillDirectory(o);
+    warnMemoryOrder(o, this.logger);
+    watch.doing = `listening at ${o.listen}`;
+    this.listener = await this.starting.step(
+      () =>
+        listen(o.listen, (comm) => this.servePeer(comm), {
+          ...commOptionsOf(o),
+          onRefusedPeer: (peer, reason) =>
+            this.logger.warn({ peer, reason }, "refused a TLS connection"),
+        }),
+      (late) => late.close(),
+    );
+    this.state.address = o.contactAddress ?? contactAddressFor(this.listener.address);
+    const httpAddress = o.httpAddress;
+    if (httpAddress !== null) {
+      watch.doing = `starting its HTTP endpoints at ${httpAddress}`;
+      this.http = await this.starting.step(
+        () => startWorkerHttp(this, httpAddress, o.metricsNamespace),
+        (late) => late.close(),
+      );
+    }
+    watch.doing = `running its preload modules' weftSetup (${o.preload.join(", ")})`;
+    await this.starting.step(() => {
+      const preloads = startPreloads(
+        o.preload,
+        this,
+        ...preloadLogging(this.logger),
+        (url, err) => {
+          watch.doing = preloadFailed(url, err);
+        },
+      );
+      this.preloadTeardown = preloads.teardown;
+      return preloads.setUp;
+    });
+    await this.register(watch, deadline);
   }
 
   /** Carry out a change of the reasons the worker is paused (the memory monitor's). */
@@ -591,8 +598,8 @@ export class Worker extends BaseWorker {
   }
 
   /** Register with the scheduler (see registration.ts), and take what its answer gives. */
-  private async register(deadline: StartDeadline): Promise<void> {
-    deadline.doing = `registering with the scheduler at ${this.options.scheduler}`;
+  private async register(watch: StartWatch, deadline: StartDeadline): Promise<void> {
+    watch.doing = `registering with the scheduler at ${this.options.scheduler}`;
     const { comm, reply } = await this.starting.step(
       () =>
         // Its waits end themselves, each with its own error: see StartDeadline.
@@ -614,14 +621,14 @@ export class Worker extends BaseWorker {
         ),
       (late) => late.comm.abort(),
     );
-    await this.registered(comm, reply, deadline);
+    await this.registered(comm, reply, watch);
   }
 
   /** Registered: take what the scheduler's answer gives, and start the stream. */
   private async registered(
     comm: Comm,
     reply: Partial<RegisterWorkerReply>,
-    deadline: StartDeadline,
+    watch: StartWatch,
   ): Promise<void> {
     const o = this.options;
     // A scheduler older than the version check registers any worker: leave it here.
@@ -633,7 +640,7 @@ export class Worker extends BaseWorker {
     // Before the first message is read: tasks may need them.
     await this.starting.step(() =>
       this.code.takeRegisterReply(reply, (doing) => {
-        deadline.doing = doing;
+        watch.doing = doing;
       }),
     );
     const stream = new BatchedSend(comm, {

@@ -14,7 +14,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe("StartWatch", () => {
   it("warns once, naming the step the start is in, when it runs past its time", async () => {
     const { logger, records } = memoryLogger();
-    const watch = new StartWatch(logger, 20);
+    const watch = new StartWatch("scheduler", logger, 20);
     watch.doing = "running its preload modules' weftSetup (file:///stuck.mjs)";
     await new Promise((resolve) => setTimeout(resolve, 80));
     watch.clear();
@@ -25,7 +25,7 @@ describe("StartWatch", () => {
 
   it("says nothing for a start over in time", async () => {
     const { logger, records } = memoryLogger();
-    const watch = new StartWatch(logger, 20);
+    const watch = new StartWatch("scheduler", logger, 20);
     watch.clear();
     await new Promise((resolve) => setTimeout(resolve, 60));
     expect(records).toEqual([]);

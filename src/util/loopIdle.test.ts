@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { rejectWhenIdle } from "./loopIdle.ts";
 
 const LOCAL_CLUSTER = new URL("../client/localCluster.ts", import.meta.url).href;
-const TASK_REGISTRY = new URL("./taskRegistry.ts", import.meta.url).href;
+const TASK_REGISTRY = new URL("../worker/taskRegistry.ts", import.meta.url).href;
 
 describe("rejectWhenIdle", () => {
   const dir = mkdtempSync(join(tmpdir(), "weft-loop-idle-"));

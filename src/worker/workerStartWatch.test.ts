@@ -1,0 +1,91 @@
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { pino } from "pino";
+import { afterAll, describe, expect, it } from "vitest";
+import { Client } from "../client/client.ts";
+import { Scheduler } from "../scheduler/scheduler.ts";
+import { SLOW_START_WARNING_MS } from "../util/startWatch.ts";
+
+const LOCAL_CLUSTER = new URL("../client/localCluster.ts", import.meta.url).href;
+const TASK_REGISTRY = new URL("./taskRegistry.ts", import.meta.url).href;
+/** The `weft` command of this checkout. */
+const WEFT_BIN = fileURLToPath(new URL("../../bin/weft.js", import.meta.url));
+
+const dir = mkdtempSync(join(tmpdir(), "weft-worker-start-watch-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A task module defining a worker plugin whose setup never ends. */
+function stuckPluginModule(): string {
+  const file = join(dir, "stuck-plugin.mjs");
+  writeFileSync(
+    file,
+    `import { defineTask } from ${JSON.stringify(TASK_REGISTRY)};\n` +
+      `defineTask("startWatch.stuckPlugin", () => ({ setup: () => new Promise(() => {}) }));\n`,
+  );
+  return file;
+}
+
+describe("a worker's start watched, as the scheduler's", () => {
+  it("fails a LocalCluster worker whose cluster plugin's setup waits on nothing, naming the step, where Node.js exited 13 without a word", () => {
+    const tasks = stuckPluginModule();
+    const program = join(dir, "program.mts");
+    writeFileSync(
+      program,
+      `import { LocalCluster } from ${JSON.stringify(LOCAL_CLUSTER)};\n` +
+        `const cluster = await LocalCluster.start({ workers: 0, executor: "inline", taskModules: [${JSON.stringify(tasks)}] });\n` +
+        `const client = await cluster.client();\n` +
+        `await client.registerWorkerPlugin("startWatch.stuckPlugin", { name: "stuck" });\n` +
+        `await cluster.scale(1);\n`,
+    );
+    const run = spawnSync(process.execPath, ["--import", "tsx", program], {
+      encoding: "utf8",
+      timeout: 60_000,
+      env: { ...process.env, WEFT_LOG_LEVEL: "silent" },
+    });
+    expect(run.stderr).toContain(
+      `scale: a worker failed to start: the worker's start can never finish: nothing was left to run while it was still setting up the cluster's worker plugin "stuck"`,
+    );
+    expect(run.status).toBe(1);
+  }, 70_000);
+
+  it("warns, in a weft worker whose start waits on a plugin's setup that never ends, naming the step, where it hung without a word", async () => {
+    const tasks = stuckPluginModule();
+    const scheduler = await new Scheduler({
+      listen: "tcp://127.0.0.1:0",
+      logger: pino({ level: "silent" }),
+    }).listen();
+    const client = await Client.connect(scheduler.address, { printTaskOutput: false });
+    const child = spawn(
+      process.execPath,
+      [WEFT_BIN, "worker", scheduler.address, "--tasks", tasks, "--executor", "inline"],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    try {
+      // No worker has it yet: it is recorded, for the worker to set up as it registers.
+      await client.registerWorkerPlugin("startWatch.stuckPlugin", { name: "stuck" });
+      let output = "";
+      const warned = new Promise<void>((resolve) => {
+        const hear = (chunk: Buffer) => {
+          output += chunk.toString();
+          if (output.includes("has not started after")) resolve();
+        };
+        child.stdout.on("data", hear);
+        child.stderr.on("data", hear);
+      });
+      await Promise.race([
+        warned,
+        new Promise((r) => setTimeout(r, SLOW_START_WARNING_MS + 15_000)),
+      ]);
+      expect(output).toContain(
+        `the worker has not started after 10 s: it is still setting up the cluster's worker plugin \\"stuck\\", and its start waits for it`,
+      );
+    } finally {
+      child.kill("SIGKILL");
+      await client.close();
+      await scheduler.close();
+    }
+  }, 40_000);
+});
