@@ -23,6 +23,24 @@ describe("StartWatch", () => {
     ]);
   });
 
+  it("leaves a step that logs its own wait be, and gives the step after it a whole time more", async () => {
+    const { logger, records } = memoryLogger();
+    const watch = new StartWatch("worker", logger, 40);
+    watch.enterLoggingItsOwnWait("registering with the scheduler at tcp://127.0.0.1:1");
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(records).toEqual([]);
+    watch.doing = 'setting up the cluster\'s worker plugin "stuck"';
+    await new Promise((resolve) => setTimeout(resolve, 15));
+    expect(records).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    watch.clear();
+    expect(records.map((r) => r.msg)).toEqual([
+      expect.stringMatching(
+        /^the worker has not started after 0\.\d s: it is still setting up the cluster's worker plugin "stuck", and its start waits for it$/,
+      ),
+    ]);
+  });
+
   it("says nothing for a start over in time", async () => {
     const { logger, records } = memoryLogger();
     const watch = new StartWatch("scheduler", logger, 20);

@@ -599,7 +599,7 @@ export class Worker extends BaseWorker {
 
   /** Register with the scheduler (see registration.ts), and take what its answer gives. */
   private async register(watch: StartWatch, deadline: StartDeadline): Promise<void> {
-    watch.doing = `registering with the scheduler at ${this.options.scheduler}`;
+    watch.enterLoggingItsOwnWait(`registering with the scheduler at ${this.options.scheduler}`);
     const { comm, reply } = await this.starting.step(
       () =>
         // Its waits end themselves, each with its own error: see StartDeadline.
