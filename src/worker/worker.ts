@@ -409,6 +409,9 @@ export class Worker extends BaseWorker {
    * ends (a preload's `weftSetup`, a plugin's `setup`, a scheduler or nanny
    * that does not answer): the close stops what it started (waiting on such a
    * step up to its timeout), and what a step makes after it is closed too.
+   * Not closed, a step is waited on as long as it takes (up to `deathTimeoutMs`,
+   * if given), warned of once after 10 s, and failed when nothing is left to
+   * run while it waits (see `StartWatch`).
    */
   async start(): Promise<this> {
     refuseOnPoolThread("Worker.start", this);
