@@ -85,7 +85,8 @@ export function runCommand(ctx: CliContext): Command {
     )
     .addHelpText(
       "after",
-      "\nPrints the values of the keys as a JSON object on stdout. An embedded cluster that\n" +
+      "\nPrints the values of the keys as a JSON object on stdout; what tasks write there\n" +
+        "(console.log) goes to stderr, as progress does. An embedded cluster that\n" +
         "fails to start (a task module that does not load) is said in one line; --log-level\n" +
         "warn or more verbose adds its workers' records of it that arrive before weft run exits.\n" +
         "Exit codes: 0 computed, 1 a task failed (its error and remote stack on stderr) or the\n" +

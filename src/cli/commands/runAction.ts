@@ -42,6 +42,7 @@ import {
   untilSignal,
 } from "./serveUntil.ts";
 import { splitKeyHint } from "./splitKeyHint.ts";
+import { divertStdout } from "./stdoutDiversion.ts";
 import { checkGraphTaskModules, taskModuleOption } from "./taskModuleOption.ts";
 import { uploadProblem } from "./uploadAction.ts";
 
@@ -153,12 +154,32 @@ function wantedKeys(opts: Pick<RunOptions, "keys" | "key">): string[] | undefine
   return keys;
 }
 
-/** `weft run FILE`: compute the graph, print `{key: value}` as JSON on stdout. */
+/**
+ * `weft run FILE`: compute the graph, print `{key: value}` as JSON on stdout. What
+ * else this process writes to stdout meanwhile (a task's `console.log`, a graph
+ * module's) goes to stderr, as a task's `print` does: stdout is the answer alone.
+ */
 export async function runGraph(
   file: string,
   opts: RunOptions,
   ctx: CliContext,
   logTo: DestinationStream = pino.destination({ dest: 2, sync: true }),
+): Promise<void> {
+  const diversion = divertStdout(process.stdout, ctx.stderr);
+  try {
+    await computeGraph(file, opts, ctx, logTo, (text) => diversion.write(ctx.stdout, text));
+  } finally {
+    diversion.restore();
+  }
+}
+
+/** {@link runGraph}, its answer written with `answer`. */
+async function computeGraph(
+  file: string,
+  opts: RunOptions,
+  ctx: CliContext,
+  logTo: DestinationStream,
+  answer: (text: string) => void,
 ): Promise<void> {
   let input: Awaited<ReturnType<typeof loadGraphInput>>;
   let workers: number;
@@ -453,7 +474,7 @@ export async function runGraph(
         ctx.exitCode = EXIT.usage;
       }
     }
-    ctx.stdout.write(`${JSON.stringify(jsonFriendly(result), null, 2)}\n`);
+    answer(`${JSON.stringify(jsonFriendly(result), null, 2)}\n`);
   } catch (err) {
     const invalidGraph = err instanceof RemoteTaskError && err.remoteName === "InvalidGraph";
     if (err instanceof TypeError || err instanceof GraphInputError || invalidGraph) {

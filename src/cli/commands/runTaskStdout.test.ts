@@ -1,0 +1,71 @@
+/** `weft run`'s stdout holds its answer alone: what tasks and graph modules write there goes to stderr. */
+
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, expect, it } from "vitest";
+import { testContext } from "../testContext.ts";
+import { runGraph } from "./runAction.ts";
+
+const WEFT_BIN = fileURLToPath(new URL("../../../bin/weft.js", import.meta.url));
+const WEFT_INDEX = new URL("../../client/index.ts", import.meta.url).href;
+const dir = mkdtempSync(join(tmpdir(), "weft-run-stdout-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/**
+ * A graph module that writes to stdout as it loads and whose task does, by
+ * `console.log` and by a write of its own: a user's debugging lines.
+ */
+function chattyModule(name: string): string {
+  const file = join(dir, name);
+  writeFileSync(
+    file,
+    `import { defineTask } from ${JSON.stringify(WEFT_INDEX)};\n` +
+      `process.stdout.write("graph module loaded\\n");\n` +
+      `export const chatty = defineTask("chatty", (x) => {\n` +
+      `  console.log("task says", x);\n` +
+      `  process.stdout.write("task wrote\\n");\n` +
+      `  return x * 2;\n` +
+      `});\n` +
+      `export const graph = { a: ["chatty", 21] };\n`,
+  );
+  return file;
+}
+
+it("inline: what a task and the graph module write to stdout goes to stderr, the answer alone to stdout", async () => {
+  const ctx = testContext();
+  await runGraph(
+    chattyModule("inline.mjs"),
+    { tasks: [], upload: [], key: [], progress: false, logLevel: "error", executor: "inline" },
+    ctx,
+  );
+  expect(ctx.exitCode).toBe(0);
+  expect(JSON.parse(ctx.stdout.text)).toEqual({ a: 42 });
+  expect(ctx.stderr.text).toContain("graph module loaded\n");
+  // vitest takes console.log over in its forks: a process of its own shows it (below).
+  expect(ctx.stderr.text).toContain("task wrote\n");
+});
+
+it("pool threads, in a process of its own: `weft run g.mjs > out.json` leaves JSON in out.json", async () => {
+  // A pool thread's stdout is piped into the process's by Node.js: only a process of
+  // its own shows where it lands.
+  const child = spawn(
+    process.execPath,
+    [WEFT_BIN, "run", chattyModule("threads.mjs"), "--no-progress"],
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+  const code = await new Promise((resolve) => child.on("exit", resolve));
+  expect({ code, out }).toEqual({ code: 0, out: `${JSON.stringify({ a: 42 }, null, 2)}\n` });
+  // The main thread's import and each pool thread's.
+  expect(err).toContain("graph module loaded\n");
+  expect(err).toContain("task says 21\n");
+  expect(err).toContain("task wrote\n");
+}, 60_000);
