@@ -120,6 +120,15 @@ describe("buildGraph", () => {
     );
   });
 
+  it("refuses a promise or a Set, whose entries are no keys: it computed an empty graph", () => {
+    expect(() => buildGraph(Promise.resolve({ a: ["inc", 1] }) as never, owner, {}, "get")).toThrow(
+      new TypeError("get: the graph is a promise: await it, and give what it resolves to"),
+    );
+    expect(() => buildGraph(new Set(["a"]) as never, owner)).toThrow(
+      /^compute: the graph must be an object \{key: \[fn, \.\.\.args\]\} or a Map of key to task, got a Set$/,
+    );
+  });
+
   it("takes a Map as it takes an object", () => {
     const entries: [string, unknown][] = [
       ["n", literal(5)],

@@ -259,15 +259,21 @@ export function buildGraph(
   const options = nullsAsDefaults(given, GRAPH_NULL_DEFAULTS);
   const optionsProblem = taskOptionsProblem(options);
   if (optionsProblem !== null) throw new RangeError(`${op}: ${optionsProblem}`);
+  // A promise (an async builder not awaited) or a Set has no keys to read: it was
+  // computed as an empty graph, `{}` given back without a word.
+  if (typeof (graph as { then?: unknown } | null)?.then === "function") {
+    throw new TypeError(`${op}: the graph is a promise: await it, and give what it resolves to`);
+  }
   // An object inheriting a Map's methods without being one has no entries to read.
   if (
     typeof graph !== "object" ||
     graph === null ||
     Array.isArray(graph) ||
+    graph instanceof Set ||
     (graph instanceof Map && !isMapObject(graph))
   ) {
     throw new TypeError(
-      `${op}: the graph must be an object {key: [fn, ...args]} or a Map of key to task, got ${showValue(graph)}`,
+      `${op}: the graph must be an object {key: [fn, ...args]} or a Map of key to task, got ${graph instanceof Set ? "a Set" : showValue(graph)}`,
     );
   }
   const literals = new Map<string, unknown>();

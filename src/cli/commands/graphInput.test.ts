@@ -18,6 +18,26 @@ describe("loadGraphInput", () => {
     }
   });
 
+  it("awaits a graph exported as a promise, as it awaits a graph function's", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "weft-graph-input-"));
+    try {
+      const file = join(dir, "promised.mjs");
+      writeFileSync(
+        file,
+        'export const graph = new Promise((r) => setTimeout(() => r({ a: ["inc", 1] }), 10));\n',
+      );
+      expect((await loadGraphInput(file)).graph).toEqual({ a: ["inc", 1] });
+      const nested = join(dir, "nested.mjs");
+      writeFileSync(
+        nested,
+        "export const graph = async () => Promise.resolve(new Map([['a', 1]]));\n",
+      );
+      expect((await loadGraphInput(nested)).graph).toEqual(new Map([["a", 1]]));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("reads a JSON graph that starts with a byte order mark, as Windows editors write it", async () => {
     const dir = mkdtempSync(join(tmpdir(), "weft-graph-input-"));
     try {

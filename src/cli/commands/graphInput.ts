@@ -2,8 +2,8 @@
  * Reading the graph `weft run` computes: a JSON file (a bare graph
  * `{key: [fn, ...args]}`, or `{"graph": {...}, "keys": [...], "tasks": [...]}`
  * with task modules relative to the file), or a module exporting `graph` (an
- * object or a Map, or a function returning one) and optionally `keys`; the module is
- * a task module too (it may `defineTask`).
+ * object or a Map, a promise of one, or a function returning either) and optionally
+ * `keys`; the module is a task module too (it may `defineTask`).
  */
 
 import { readFile } from "node:fs/promises";
@@ -12,6 +12,7 @@ import type { Graph } from "../../client/graph.ts";
 import { asError } from "../../util/asError.ts";
 import { importModule } from "../../util/importModule.ts";
 import { regularFileSize } from "../../util/regularFile.ts";
+import { unlessIdle } from "../../worker/loopIdle.ts";
 import { moduleUrl } from "../../worker/workerOptions.ts";
 
 /** The input cannot be used; the message says why. */
@@ -100,17 +101,27 @@ async function fromModule(file: string): Promise<GraphInput> {
   const url = moduleUrl(file);
   let mod: Record<string, unknown>;
   try {
-    mod = await importModule(url);
+    mod = await unlessIdle(
+      importModule(url),
+      () =>
+        new Error(
+          "its import never finished: a top-level await waits on what nothing is left to settle",
+        ),
+    );
   } catch (err) {
     throw new GraphInputError(`${file}: cannot import: ${(err as Error).message}`);
   }
   let graph = mod.graph ?? mod.default;
-  if (typeof graph === "function") {
-    try {
-      graph = await (graph as () => unknown)();
-    } catch (err) {
-      throw new GraphInputError(`${file}: its graph function threw: ${asError(err).message}`);
-    }
+  // `export const graph = build()` of an async build is awaited as a graph function's
+  // promise is: it has no keys, and was computed as an empty graph, `{}` printed, exit 0.
+  const failed =
+    typeof graph === "function" ? "its graph function threw" : "its graph promise rejected";
+  try {
+    if (typeof graph === "function") graph = (graph as () => unknown)();
+    if (isThenable(graph)) graph = await untilSettled(graph, file);
+  } catch (err) {
+    if (err instanceof GraphInputError) throw err;
+    throw new GraphInputError(`${file}: ${failed}: ${asError(err).message}`);
   }
   if (!isRecord(graph)) {
     throw new GraphInputError(
@@ -123,6 +134,28 @@ async function fromModule(file: string): Promise<GraphInput> {
     taskModules: [url],
     ...(mod.sim !== undefined ? { sim: mod.sim } : {}),
   };
+}
+
+function isThenable(v: unknown): v is PromiseLike<unknown> {
+  return (
+    (typeof v === "object" || typeof v === "function") &&
+    v !== null &&
+    typeof (v as { then?: unknown }).then === "function"
+  );
+}
+
+/**
+ * `value`, awaited: a graph that never comes once nothing is left to run is said,
+ * where Node.js exited with code 13 (an unsettled top-level await) without a word.
+ */
+function untilSettled(value: unknown, file: string): Promise<unknown> {
+  return unlessIdle(
+    Promise.resolve(value),
+    () =>
+      new GraphInputError(
+        `${file}: its graph never came: the promise it gave waits on what nothing is left to settle`,
+      ),
+  );
 }
 
 /**

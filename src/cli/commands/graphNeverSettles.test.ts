@@ -1,0 +1,53 @@
+/**
+ * A graph module whose import or graph can never settle: `weft run` says so, where
+ * Node.js ended it with exit code 13 (an unsettled top-level await) and no word.
+ * In processes of their own: only there does Node.js find nothing left to run.
+ */
+
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, expect, it } from "vitest";
+
+const WEFT_BIN = fileURLToPath(new URL("../../../bin/weft.js", import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), "weft-graph-never-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** `weft run` of a module holding `source`: its exit code and stderr. */
+async function runModule(name: string, source: string): Promise<{ code: unknown; err: string }> {
+  const file = join(dir, name);
+  writeFileSync(file, source);
+  const child = spawn(process.execPath, [WEFT_BIN, "run", file, "--no-progress"], {
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let err = "";
+  child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+  const code = await new Promise((resolve) => child.on("exit", resolve));
+  return { code, err: err.replace(file, name) };
+}
+
+it("a graph module whose top-level await never settles is exit 2, saying so", async () => {
+  const r = await runModule(
+    "stuck.mjs",
+    "await new Promise(() => {});\nexport const graph = { a: 1 };\n",
+  );
+  expect(r).toEqual({
+    code: 2,
+    err: "weft run: stuck.mjs: cannot import: its import never finished: a top-level await waits on what nothing is left to settle\n",
+  });
+}, 60_000);
+
+it("a graph function, or an exported promise, that never settles is exit 2, saying so", async () => {
+  const fn = await runModule("never.mjs", "export const graph = () => new Promise(() => {});\n");
+  expect(fn).toEqual({
+    code: 2,
+    err: "weft run: never.mjs: its graph never came: the promise it gave waits on what nothing is left to settle\n",
+  });
+  const exported = await runModule("pending.mjs", "export const graph = new Promise(() => {});\n");
+  expect(exported).toEqual({
+    code: 2,
+    err: "weft run: pending.mjs: its graph never came: the promise it gave waits on what nothing is left to settle\n",
+  });
+}, 60_000);
