@@ -205,3 +205,13 @@ it("a failed task whose remote traceback is empty is one line, without a blank o
   expect(ctx.exitCode).toBe(1);
   expect(ctx.stderr.text).toBe("weft run: task x failed: Error: boom\n");
 });
+
+it("a --memory-limit that Dask reads as a share of the machine's memory is refused, not a 1-byte budget", async () => {
+  // Dask's --memory-limit 1 is all the machine's memory; here it was 1 byte, and every
+  // task failed with a MemoryError.
+  const { ctx } = await run(graph, { memoryLimit: "1" });
+  expect(ctx.exitCode).toBe(2);
+  expect(ctx.stderr.text).toMatch(
+    /^weft run: --memory-limit 1: a bare number is bytes here, where Dask reads one up to 1 as a share/,
+  );
+});

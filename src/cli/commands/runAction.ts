@@ -28,11 +28,11 @@ import { reachableHttpUrl } from "./httpUrlShown.ts";
 import { checkInprocScheduler } from "./inprocScheduler.ts";
 import { listenFailureMessage } from "./listenFailure.ts";
 import { connectThroughSchedulerFile } from "./liveSchedulerFile.ts";
+import { memoryLimitOption } from "./memoryLimitOption.ts";
 import { withOptionFlags } from "./optionFlags.ts";
 import { waitingForFileLine, waitingForSchedulerLine } from "./schedulerChoice.ts";
 import type { FrameLimitCliOptions, TlsCliOptions } from "./serverOptions.ts";
 import {
-  byteSize,
   frameLimitsFrom,
   MAX_POOL_THREADS,
   positiveInt,
@@ -254,10 +254,7 @@ async function computeGraph(
         `--workers × --nthreads must be at most ${MAX_POOL_THREADS} (one process: each thread is a V8 isolate, all started at once; --executor inline starts none), got ${workers} × ${nthreads}`,
       );
     }
-    memoryLimit =
-      opts.memoryLimit === undefined || opts.memoryLimit === "auto"
-        ? opts.memoryLimit
-        : byteSize("--memory-limit", opts.memoryLimit);
+    memoryLimit = opts.memoryLimit === undefined ? undefined : memoryLimitOption(opts.memoryLimit);
     // Checked before the cluster starts, in the option's words.
     extraModules = opts.tasks.map((t) => taskModuleOption(t, !remote));
     // Written once the graph is computed: a path that cannot be is said before.

@@ -19,6 +19,7 @@ import { checkInprocScheduler } from "./inprocScheduler.ts";
 import { checkListenAddress } from "./listenAddress.ts";
 import { listenFailureMessage } from "./listenFailure.ts";
 import { liveSchedulerFromFile } from "./liveSchedulerFile.ts";
+import { memoryLimitOption } from "./memoryLimitOption.ts";
 import {
   EXIT_RESTART,
   EXIT_SIGTERM,
@@ -39,7 +40,6 @@ import { withOptionFlags } from "./optionFlags.ts";
 import { schedulerChoiceProblem } from "./schedulerChoice.ts";
 import type { FrameLimitCliOptions, HttpCliOptions, TlsCliOptions } from "./serverOptions.ts";
 import {
-  byteSize,
   durationMs,
   frameLimitsFrom,
   httpFrom,
@@ -229,8 +229,7 @@ export async function runWorker(
       resources,
       ...(opts.memoryLimit !== undefined
         ? {
-            memoryLimit:
-              opts.memoryLimit === "auto" ? "auto" : byteSize("--memory-limit", opts.memoryLimit),
+            memoryLimit: memoryLimitOption(opts.memoryLimit),
           }
         : {}),
       ...(opts.memoryTarget !== undefined
