@@ -11,8 +11,8 @@ import { dirname, extname, resolve } from "node:path";
 import type { Graph } from "../../client/graph.ts";
 import { asError } from "../../util/asError.ts";
 import { importModule } from "../../util/importModule.ts";
+import { unlessIdle } from "../../util/loopIdle.ts";
 import { regularFileSize } from "../../util/regularFile.ts";
-import { unlessIdle } from "../../worker/loopIdle.ts";
 import { moduleUrl } from "../../worker/workerOptions.ts";
 
 /** The input cannot be used; the message says why. */
