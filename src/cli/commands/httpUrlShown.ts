@@ -8,10 +8,10 @@
 
 import { reachableAddressFor } from "../../worker/contactAddress.ts";
 
-/** `url` (`http://host:port`), with a wildcard host replaced by an address of this machine; null if it has none. */
+/** `url` (`http://host:port`, as `HttpEndpoints.url` gives it), with a wildcard host replaced by an address of this machine; null if it has none. */
 export function reachableHttpUrl(url: string): string | null {
-  const { hostname, port } = new URL(url);
-  const reachable = reachableAddressFor(`tcp://${hostname}:${port}`);
+  // Not through URL: it drops port 80 as HTTP's default, and `tcp://0.0.0.0:` is no address.
+  const reachable = reachableAddressFor(`tcp${url.slice("http".length)}`);
   return reachable === null ? null : `http${reachable.slice("tcp".length)}`;
 }
 
