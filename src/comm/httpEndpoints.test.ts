@@ -162,11 +162,12 @@ describe("HttpEndpoints", () => {
   });
 
   it("holds at most maxConnections connections: a flood of idle ones cannot take every file descriptor of the process", async () => {
+    const refused: number[] = [];
     const s = await serve(
       "127.0.0.1:0",
       { "/health": () => ({ contentType: "text/plain", body: "ok\n" }) },
       undefined,
-      { requestMs: 5_000, maxConnections: 3 },
+      { requestMs: 5_000, maxConnections: 3, onRefused: (n) => refused.push(n) },
     );
     const sockets = Array.from({ length: 3 }, () => connect(s.port, "127.0.0.1"));
     await Promise.all(sockets.map((socket) => new Promise((ok) => socket.once("connect", ok))));
@@ -180,6 +181,8 @@ describe("HttpEndpoints", () => {
       setTimeout(() => reject(new Error("the extra connection was kept")), 4_000).unref();
     });
     expect(closedAfter).toBeLessThan(2_000);
+    // The operator hears of it: Node alone drops them without a word.
+    expect(refused).toEqual([1]);
     for (const socket of sockets) socket.destroy();
     // The server hears of the closes in its own time.
     await new Promise((resolve) => setTimeout(resolve, 200));

@@ -9,6 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { asError } from "../util/asError.ts";
 import { metricsNamespaceProblem } from "../util/promRegistry.ts";
+import { reportRefusedConnections } from "./refusedConnections.ts";
 
 /** What a route answers. */
 export interface HttpReply {
@@ -96,6 +97,11 @@ export interface HttpLimits {
   readonly requestMs?: number;
   /** Connections held at once; those beyond are closed as they come (default {@link MAX_CONNECTIONS}). */
   readonly maxConnections?: number;
+  /**
+   * Hears how many connections were closed for being beyond `maxConnections`:
+   * the first at once, then at most every 10 s (see `reportRefusedConnections`).
+   */
+  readonly onRefused?: (refused: number) => void;
 }
 
 /** A running HTTP server of a few read-only routes. */
@@ -103,6 +109,7 @@ export class HttpEndpoints {
   private constructor(
     private readonly server: Server,
     private readonly bound: AddressInfo,
+    private readonly stopReporting: () => void,
   ) {}
 
   /**
@@ -122,7 +129,7 @@ export class HttpEndpoints {
     address: string,
     routes: Readonly<Record<string, HttpRoute>>,
     onError: (path: string, err: Error) => void = () => {},
-    { requestMs = 10_000, maxConnections = MAX_CONNECTIONS }: HttpLimits = {},
+    { requestMs = 10_000, maxConnections = MAX_CONNECTIONS, onRefused = () => {} }: HttpLimits = {},
   ): Promise<HttpEndpoints> {
     const { host, port } = parseHttpAddress(address);
     const table = new Map(Object.entries(routes));
@@ -143,6 +150,7 @@ export class HttpEndpoints {
     server.setTimeout(requestMs);
     // Node closes connections beyond this as they are accepted.
     server.maxConnections = maxConnections;
+    const stopReporting = reportRefusedConnections(server, onRefused);
     await new Promise<void>((resolve, reject) => {
       const failed = (err: Error) => {
         const why = (err as NodeJS.ErrnoException).code ?? err.message;
@@ -155,7 +163,7 @@ export class HttpEndpoints {
       });
     });
     server.unref();
-    return new HttpEndpoints(server, server.address() as AddressInfo);
+    return new HttpEndpoints(server, server.address() as AddressInfo, stopReporting);
   }
 
   /** The port listened on (the one chosen, for port 0). */
@@ -176,6 +184,7 @@ export class HttpEndpoints {
         resolve();
         return;
       }
+      this.stopReporting();
       this.server.close(() => resolve());
       this.server.closeAllConnections();
     });

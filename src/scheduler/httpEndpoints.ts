@@ -11,7 +11,13 @@
  *   (`statusPage.ts`).
  */
 
-import { HttpEndpoints, healthRoute, jsonReply, metricsRoute } from "../comm/httpEndpoints.ts";
+import {
+  HttpEndpoints,
+  healthRoute,
+  jsonReply,
+  MAX_CONNECTIONS,
+  metricsRoute,
+} from "../comm/httpEndpoints.ts";
 import { throttledRoute } from "../comm/throttledRoute.ts";
 import { type Sample, ScrapedMetrics } from "../util/promRegistry.ts";
 import type { Scheduler } from "./scheduler.ts";
@@ -150,5 +156,12 @@ export function startSchedulerHttp(
       })),
     },
     (path, err) => s.logger.error({ err, path }, "HTTP endpoint failed"),
+    {
+      onRefused: (refused) =>
+        s.logger.warn(
+          { refused, maxConnections: MAX_CONNECTIONS },
+          "HTTP connections refused: the endpoints hold at most maxConnections at once",
+        ),
+    },
   );
 }

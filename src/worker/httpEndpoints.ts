@@ -9,7 +9,13 @@
  * - `/status`: an HTML page of what it holds and does (see `statusPage.ts`).
  */
 
-import { HttpEndpoints, healthRoute, jsonReply, metricsRoute } from "../comm/httpEndpoints.ts";
+import {
+  HttpEndpoints,
+  healthRoute,
+  jsonReply,
+  MAX_CONNECTIONS,
+  metricsRoute,
+} from "../comm/httpEndpoints.ts";
 import { throttledRoute } from "../comm/throttledRoute.ts";
 import { type Sample, ScrapedMetrics } from "../util/promRegistry.ts";
 import { TASK_STATES, type TaskStateState } from "./state/taskState.ts";
@@ -145,5 +151,12 @@ export function startWorkerHttp(
       })),
     },
     (path, err) => w.logger.error({ err, path }, "HTTP endpoint failed"),
+    {
+      onRefused: (refused) =>
+        w.logger.warn(
+          { refused, maxConnections: MAX_CONNECTIONS },
+          "HTTP connections refused: the endpoints hold at most maxConnections at once",
+        ),
+    },
   );
 }
