@@ -15,7 +15,9 @@ export interface ThrottleOptions {
    * The most of the time that answering may take, in (0, 1] (default 0.1): an
    * answer that took `d` ms to make is given again for `d × (1 / share − 1)`
    * ms after it was made. A cheap page is thus as good as live, a costly one
-   * is as old as its cost requires.
+   * is as old as its cost requires. `d` is the lesser of the last two answers'
+   * costs, so that one slow draw (a GC pause, a burst of messages) does not
+   * freeze the page for nine times its length.
    */
   readonly share?: number;
   /** Milliseconds of a monotonic clock (default `performance.now`). */
@@ -32,6 +34,7 @@ export function throttledRoute(route: HttpRoute, options: ThrottleOptions = {}):
   if (!(share > 0 && share <= 1)) throw new RangeError(`share must be in (0, 1], got ${share}`);
   let last: { readonly reply: HttpReply; readonly until: number } | null = null;
   let pending: Promise<HttpReply> | null = null;
+  let lastCost = Number.POSITIVE_INFINITY;
   return () => {
     if (last !== null && now() < last.until) return last.reply;
     if (pending !== null) return pending;
@@ -43,7 +46,9 @@ export function throttledRoute(route: HttpRoute, options: ThrottleOptions = {}):
         body: typeof answer.body === "string" ? Buffer.from(answer.body) : answer.body,
       };
       const end = now();
-      last = { reply, until: end + (end - start) * (1 / share - 1) };
+      const cost = Math.min(end - start, lastCost);
+      lastCost = end - start;
+      last = { reply, until: end + cost * (1 / share - 1) };
       return reply;
     });
     pending = made.finally(() => {
