@@ -66,6 +66,20 @@ describe("publish–subscribe: pub, sub", () => {
       await eventually(() => mine.buffered === 101, 5_000, "mine got 101");
       expect(b.buffered).toBe(0);
     });
+
+    it(`takes any name a Pub takes, __proto__ and constructor too (${protocol})`, async () => {
+      const { client } = await testCluster({ workers: 1, protocol });
+      for (const name of ["__proto__", "constructor", "a\u0000b"]) {
+        // Refused before as "name must be a non-empty string", while a Pub of it was taken.
+        const sub = await client.sub<number>(name);
+        const pub = client.pub<number>(name);
+        expect(await pub.subscribers()).toBe(1);
+        pub.put(7);
+        expect(await sub.get({ timeoutMs: 5_000 })).toBe(7);
+        await sub.close();
+        expect(await pub.subscribers()).toBe(0);
+      }
+    });
   }
 
   it("sends nothing put before the subscription, nor after it ends", async () => {

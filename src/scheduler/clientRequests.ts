@@ -120,6 +120,16 @@ function isTopic(v: unknown): v is string {
   return typeof v === "string" && v !== "" && v !== "__proto__";
 }
 
+/**
+ * A publish–subscribe name: any non-empty string, as the client's `pub` and
+ * `sub` take. `__proto__` included: the broker keeps names in Maps, and no
+ * reply is keyed by them (refused as a topic, it could be published to but
+ * never subscribed to).
+ */
+function isPubSubName(v: unknown): v is string {
+  return typeof v === "string" && v !== "";
+}
+
 function isTopicList(v: unknown): v is string[] {
   return Array.isArray(v) && v.every(isTopic);
 }
@@ -328,7 +338,9 @@ function answer(host: SessionHost, client: string, msg: Record<string, unknown>)
     case "pubsub-subscribe":
     case "pubsub-unsubscribe":
     case "pubsub-subscribers":
-      if (!isTopic(msg.name)) throw new TypeError(`${msg.op}: name must be a non-empty string`);
+      if (!isPubSubName(msg.name)) {
+        throw new TypeError(`${msg.op}: name must be a non-empty string`);
+      }
       if (msg.op === "pubsub-subscribers") return host.pubsub.subscriberCount(msg.name);
       if (msg.op === "pubsub-subscribe") host.pubsub.subscribe(msg.name, client);
       else host.pubsub.unsubscribe(msg.name, client);
