@@ -78,6 +78,10 @@ describe("actors: objects kept on a worker, called through handles", () => {
       'AttributeError: Counter has no method "nothing"',
     );
     await expect(untyped.call("n")).rejects.toThrow("it is a number field: read it with get");
+    // Said "it is a object field" before.
+    await expect(untyped.call("notes")).rejects.toThrow(
+      'Counter has no method "notes" (it is an object field: read it with get)',
+    );
     await expect(
       (handle as unknown as Actor<Record<string, number>>).get("increment"),
     ).rejects.toThrow('"increment" of Counter is a method: call it with call');

@@ -258,6 +258,8 @@ export const lockedIncrement = defineTask("lockedIncrement", async (name: string
 /** An actor's class: a counter kept on the worker that made it. */
 export class Counter {
   n: number;
+  /** A field that is an object: a call of it is told to read it. */
+  readonly notes: string[] = [];
   constructor(start = 0) {
     this.n = start;
   }

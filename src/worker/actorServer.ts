@@ -49,6 +49,12 @@ class ActorCall implements TaskRuntime {
   }
 }
 
+/** "a number", "an object", …: the kind of a field, as a call of it is told. */
+function fieldKind(v: unknown): string {
+  const kind = typeof v;
+  return kind === "object" ? "an object" : `a ${kind}`;
+}
+
 function errorReply(exceptionText: string, tracebackText = ""): ActorReply {
   return { status: "error", exceptionText, tracebackText };
 }
@@ -87,7 +93,7 @@ export class ActorServer {
     if (typeof method !== "function") {
       return errorReply(
         `AttributeError: ${className(actor)} has no method ${JSON.stringify(name)}` +
-          (method === undefined ? "" : ` (it is a ${typeof method} field: read it with get)`),
+          (method === undefined ? "" : ` (it is ${fieldKind(method)} field: read it with get)`),
       );
     }
     const call = new ActorCall(key, this.host);
