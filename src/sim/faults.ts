@@ -30,6 +30,9 @@ export type FaultKind = (typeof FAULT_KINDS)[number];
 /** How often each fault happens; 0 turns a fault off. */
 export type FaultRates = Readonly<Record<FaultKind, number>>;
 
+/** How many times slower a link the `slow` fault slows is: drawn uniformly between the two. */
+export const SLOW_LINK_FACTOR = { least: 10, most: 100 } as const;
+
 /** What each fault does, for `--help` and the docs. */
 export const FAULT_DESCRIPTIONS: Readonly<Record<FaultKind, string>> = {
   death:

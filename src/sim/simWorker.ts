@@ -33,6 +33,7 @@ import { WorkerState } from "../worker/state/workerState.ts";
 import { type UpdateDataResponse, updateDataHandler } from "../worker/updateData.ts";
 import type { SimCluster } from "./cluster.ts";
 import { errorText, SimFailure } from "./failure.ts";
+import { SLOW_LINK_FACTOR } from "./faults.ts";
 import { messageForInstruction } from "./translate.ts";
 import { computeValue, SimActorRef, SimValue, type TaskParams } from "./values.ts";
 import { WholeStateChecks } from "./wholeStateChecks.ts";
@@ -502,7 +503,7 @@ export class SimWorker {
       let slowdown = 1;
       if (c.rng.chance(c.options.faults.slow)) {
         c.stats.faults.slow++;
-        slowdown = c.rng.uniform(10, 100);
+        slowdown = c.rng.uniform(SLOW_LINK_FACTOR.least, SLOW_LINK_FACTOR.most);
       }
       c.queue.at(net.transferTime(bytes, slowdown), () => {
         peer.outgoing--;

@@ -391,6 +391,22 @@ describe("simulate", () => {
     expect(cut.failure?.message).toMatch(/^no progress for 30 virtual seconds: /);
     expect(cut.command).toContain("stallTimeout=30");
   });
+  test("a transfer the slow fault slows a hundred times does not pass for a stall: the window grows with it", () => {
+    // Eight 1 GB results (10 s each at 100 MB/s) gathered into one sum, every link
+    // slowed 10-100 times: a transfer of up to 1,000 s, past ten times the longest task.
+    const gathered: Record<string, unknown> = {};
+    for (let i = 0; i < 8; i++) gathered[`l${i}`] = ["load", i];
+    gathered.s = ["sum", Array.from({ length: 8 }, (_, i) => `l${i}`)];
+    const big = graphWorkload(gathered, { nbytes: 1e9 });
+    const faults = { ...NO_FAULTS, slow: 1 };
+    for (const seed of [1, 2, 3]) {
+      const r = simulate({ seed, workload: big, faults, workers: 2, maxThreads: 1 });
+      expect(r.failure, `seed ${seed}`).toBeNull();
+      expect(r.stats.faults.slow, `seed ${seed}`).toBeGreaterThan(0);
+    }
+    // The seed of `weft sim --bandwidth 1MB` that ended "livelock" with every default fault.
+    expect(simulate({ seed: 2, bandwidth: 1e6 }).failure).toBeNull();
+  });
   test("a round of the active memory manager reaches the scheduler only while some key is held twice", () => {
     let rounds = 0;
     let idle = 0;

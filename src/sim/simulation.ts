@@ -24,6 +24,7 @@ import { storiesOf, stuckKeys } from "./diagnose.ts";
 import { EventQueue } from "./eventQueue.ts";
 import { type FailureKind, SimFailure } from "./failure.ts";
 import { startFaults } from "./faultInjector.ts";
+import { SLOW_LINK_FACTOR } from "./faults.ts";
 import { guardedHooks } from "./guardedHooks.ts";
 import type { HookContext, SimHooks } from "./hooks.ts";
 import { Network } from "./network.ts";
@@ -580,6 +581,12 @@ const EVENTS_PER_TASK = 50;
  */
 const STALL_TASKS = 10;
 
+/**
+ * The default no-progress window spans at least this many transfers of the workload's
+ * largest value on a link the `slow` fault slows the most (when it is on).
+ */
+const SLOW_TRANSFERS = 2;
+
 /** What gives a run up: see {@link runLimits}. */
 interface RunLimits {
   /** Virtual seconds without progress that count as a deadlock (or livelock). */
@@ -600,21 +607,32 @@ interface RunLimits {
  * task of a built-in workload but not beyond a graph's (`--task-duration 70s`: 16 of
  * 20 seeds of a two-task graph ended "livelock" while a task ran): it is raised to
  * {@link STALL_TASKS} times the longest a task takes (run at its slowest, 1.5 times
- * its duration as simWorker.ts draws it, and its result sent once). A limit the
+ * its duration as simWorker.ts draws it, and its result sent once) and to
+ * {@link SLOW_TRANSFERS} transfers of its largest value on a link the `slow` fault
+ * slows the most, when that fault is on (a 4 MB value at 1 MB/s takes up to 400 s so:
+ * 19 of 200 seeds of `random` ended "livelock" with every default fault). A limit the
  * options set to anything else is kept as set. (The window in whole seconds: the
  * failure's message says it.)
  */
 function runLimits(o: ResolvedSimOptions, w: Workload): RunLimits {
   let serial = 0;
   let longest = 0;
+  let largest = 0;
   for (const t of w.tasks) {
     serial += t.duration + t.nbytes / o.bandwidth + 2 * o.latency;
     longest = Math.max(longest, 1.5 * t.duration + t.nbytes / o.bandwidth + 2 * o.latency);
+    largest = Math.max(largest, t.nbytes);
   }
+  const slowest = o.faults.slow > 0 ? SLOW_LINK_FACTOR.most : 1;
+  const slowestTransfer = (slowest * largest) / o.bandwidth + 2 * o.latency;
   return {
     stallTimeout:
       o.stallTimeout === SIM_DEFAULTS.stallTimeout
-        ? Math.max(o.stallTimeout, Math.ceil(STALL_TASKS * longest))
+        ? Math.max(
+            o.stallTimeout,
+            Math.ceil(STALL_TASKS * longest),
+            Math.ceil(SLOW_TRANSFERS * slowestTransfer),
+          )
         : o.stallTimeout,
     maxTime: o.maxTime === SIM_DEFAULTS.maxTime ? Math.max(o.maxTime, 3 * serial) : o.maxTime,
     maxEvents:
