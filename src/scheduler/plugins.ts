@@ -125,6 +125,8 @@ export class SchedulerPlugins {
   private closed = false;
   /** The plugin whose `start` or `close` runs now, if any (what a close may be waiting on). */
   private busy: Unfinished<"start" | "close"> | null = null;
+  /** Set by {@link inProgressStalled}: a close does not wait on the add or removal in progress. */
+  private stalled = false;
 
   constructor(
     private readonly scheduler: Scheduler,
@@ -183,8 +185,20 @@ export class SchedulerPlugins {
   }
 
   /**
+   * The add or removal in progress waits on nothing left to run (the
+   * scheduler's start, waiting on it, stalled: see `StartWatch`): it can
+   * never end, and {@link closeAll} closes its plugin without waiting for it.
+   * Waited on, it held the close for its whole timeout, and the closes of the
+   * plugins started before it were then not waited on at all.
+   */
+  inProgressStalled(): void {
+    this.stalled = true;
+  }
+
+  /**
    * Close every plugin, for good (the scheduler closes; later adds are refused):
-   * errors are logged. The add or removal in progress, then the closes, one at a
+   * errors are logged. The add or removal in progress (unless it stalled: see
+   * {@link inProgressStalled}), then the closes, one at a
    * time in the order added, are waited on until `budget`'s deadline at most
    * (default {@link DEFAULT_CLOSE_TIMEOUT_S}): the plugin whose `start` or
    * `close` still runs then, and each later `close` that does not end at once
@@ -196,7 +210,9 @@ export class SchedulerPlugins {
       budget,
       // Not a job of the queue: a start or close that never ends would hold it for
       // good. A plugin still starting is closed all the same.
-      inProgress: { settled: this.serial.run(async () => {}), busy: () => this.busy },
+      ...(this.stalled
+        ? {}
+        : { inProgress: { settled: this.serial.run(async () => {}), busy: () => this.busy } }),
       items: () => [...this.installed.keys()],
       nameOf: (name) => name,
       close: (name) => this.removeNow(name),

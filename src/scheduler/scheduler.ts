@@ -344,7 +344,10 @@ export class Scheduler implements SessionHost {
       await Promise.race([this.startSteps(watch), watch.stalled]);
     } catch (err) {
       // Nothing else will ever run: closed, what started is torn down, as by a close().
-      if (watch.hasStalled) await this.close();
+      if (watch.hasStalled) {
+        this.plugins.inProgressStalled();
+        await this.close();
+      }
       throw err;
     } finally {
       watch.clear();

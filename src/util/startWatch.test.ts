@@ -73,4 +73,31 @@ describe("StartWatch", () => {
     expect(run.stdout).toBe("torn down\n");
     expect(run.status).toBe(1);
   }, 40_000);
+
+  it("closes such a scheduler without waiting its close's timeout on a plugin start that can never end, awaiting the close of the plugin started", () => {
+    const program = join(dir, "stuck-plugin-program.mts");
+    writeFileSync(
+      program,
+      `import { LocalCluster } from ${JSON.stringify(LOCAL_CLUSTER)};\n` +
+        `const started = { name: "started", close: () => new Promise((r) => setTimeout(() => { process.stdout.write("started closed\\n"); r(); }, 300)) };\n` +
+        `const stuck = { name: "stuck", start: () => new Promise(() => {}), close: () => { process.stdout.write("stuck closed\\n"); } };\n` +
+        `const t0 = performance.now();\n` +
+        `await LocalCluster.start({ workers: 0, scheduler: { plugins: [started, stuck] } }).catch((err) => process.stdout.write(\`\${err.message} after \${Math.round(performance.now() - t0)} ms\\n\`));\n`,
+    );
+    const run = spawnSync(process.execPath, ["--import", "tsx", program], {
+      encoding: "utf8",
+      timeout: 60_000,
+      env: { ...process.env, WEFT_LOG_LEVEL: "warn" },
+    });
+    const lines = run.stdout.trim().split("\n");
+    // Each plugin closed, the started one's close awaited, in the order added.
+    expect(lines.slice(0, 2)).toEqual(["started closed", "stuck closed"]);
+    expect(lines[2]).toMatch(
+      /^the scheduler's start can never finish: nothing was left to run while it was still running the start of its plugin stuck after \d+ ms$/,
+    );
+    // Before, the close waited its whole timeout (30 s) on the start, then not on the close.
+    expect(Number(/after (\d+) ms/.exec(lines[2])?.[1])).toBeLessThan(10_000);
+    expect(run.stderr).not.toContain("did not finish within the close's timeout");
+    expect(run.status).toBe(0);
+  }, 70_000);
 });

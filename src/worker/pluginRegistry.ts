@@ -49,6 +49,9 @@ export abstract class PluginRegistry<E> {
   /** The plugin whose setup or teardown runs now, if any (what a close may be waiting on). */
   private busy: Unfinished<UnfinishedStep> | null = null;
 
+  /** Set by {@link inProgressStalled}: a close does not wait on the add or removal in progress. */
+  private stalled = false;
+
   /**
    * Work of a plugin that no add or removal waits on, but a close must: a nanny
    * plugin's setup that ended past its timeout, and the teardown that undoes it
@@ -57,11 +60,22 @@ export abstract class PluginRegistry<E> {
   private readonly lingering = new Map<Promise<void>, { name: string; step: UnfinishedStep }>();
 
   /**
+   * The add or removal in progress waits on nothing left to run (the server's
+   * start, waiting on it, stalled: see `StartWatch`): it can never end, and
+   * {@link removeAll} tears its plugin down without waiting for it. Waited
+   * on, it held the close for its whole timeout, and the teardowns of the
+   * plugins set up before it were then not waited on at all.
+   */
+  inProgressStalled(): void {
+    this.stalled = true;
+  }
+
+  /**
    * Remove and tear down every plugin, for good (its worker or nanny closes):
    * an add still on its way (its factory awaited) is refused rather than set
    * up after the teardown, never to be torn down. `failed` hears of each
-   * teardown that throws. The add or removal in progress and then the
-   * teardowns, one at a time in the order added, are waited on until
+   * teardown that throws. The add or removal in progress (unless it stalled:
+   * see {@link inProgressStalled}) and then the teardowns, one at a time in the order added, are waited on until
    * `budget`'s deadline at most: `unfinished` hears of the plugin whose setup
    * or teardown is still running then, and of each later teardown that does
    * not end at once (they are still called, in order), and the close goes on.
@@ -79,7 +93,9 @@ export abstract class PluginRegistry<E> {
       budget,
       // Not a job of the queue: one whose setup or teardown never ends would hold it
       // for good. A plugin in its setup is torn down all the same, as Dask's close does.
-      inProgress: { settled: this.serial.run(async () => {}), busy: () => this.busy },
+      ...(this.stalled
+        ? {}
+        : { inProgress: { settled: this.serial.run(async () => {}), busy: () => this.busy } }),
       items: () => [...this.installed.keys()],
       nameOf: (name) => name,
       close: (name) => this.removeNow(name),

@@ -440,6 +440,7 @@ export class Worker extends BaseWorker {
       // close() meanwhile stops what was started, within its timeout; the step it cut
       // short may never end, so the start does not wait for it.
       if (this.starting.isStopped) throw err;
+      if (watch.hasStalled) this.plugins.inProgressStalled();
       await this.close();
       this.statusValue = "failed";
       throw err;

@@ -51,6 +51,42 @@ describe("a worker's start watched, as the scheduler's", () => {
     expect(run.status).toBe(1);
   }, 70_000);
 
+  it("closes such a worker without waiting its close's timeout on the setup that can never end, awaiting the teardowns of the plugins set up", () => {
+    const tasks = join(dir, "stuck-and-set-up-plugins.mjs");
+    writeFileSync(
+      tasks,
+      `import { defineTask } from ${JSON.stringify(TASK_REGISTRY)};\n` +
+        `defineTask("startWatch.setUpPlugin", () => ({ teardown: () => new Promise((r) => setTimeout(() => { process.stdout.write("set-up torn down\\n"); r(); }, 300)) }));\n` +
+        `defineTask("startWatch.stuckPlugin", () => ({ setup: () => new Promise(() => {}), teardown: () => { process.stdout.write("stuck torn down\\n"); } }));\n`,
+    );
+    const program = join(dir, "closed-program.mts");
+    writeFileSync(
+      program,
+      `import { LocalCluster } from ${JSON.stringify(LOCAL_CLUSTER)};\n` +
+        `const cluster = await LocalCluster.start({ workers: 0, executor: "inline", taskModules: [${JSON.stringify(tasks)}] });\n` +
+        `const client = await cluster.client();\n` +
+        `await client.registerWorkerPlugin("startWatch.setUpPlugin", { name: "set-up" });\n` +
+        `await client.registerWorkerPlugin("startWatch.stuckPlugin", { name: "stuck" });\n` +
+        `const t0 = performance.now();\n` +
+        `await cluster.scale(1).catch((err) => process.stdout.write(\`\${err.message} after \${Math.round(performance.now() - t0)} ms\\n\`));\n`,
+    );
+    const run = spawnSync(process.execPath, ["--import", "tsx", program], {
+      encoding: "utf8",
+      timeout: 60_000,
+      env: { ...process.env, WEFT_LOG_LEVEL: "warn" },
+    });
+    const lines = run.stdout.trim().split("\n");
+    // Each plugin torn down, the set-up one's teardown awaited, in the order set up.
+    expect(lines.slice(0, 2)).toEqual(["set-up torn down", "stuck torn down"]);
+    expect(lines[2]).toMatch(
+      /^scale: a worker failed to start: the worker's start can never finish: nothing was left to run while it was still setting up the cluster's worker plugin "stuck" after \d+ ms$/,
+    );
+    // Before, the close waited its whole timeout (30 s) on the setup, then not on the teardown.
+    expect(Number(/after (\d+) ms/.exec(lines[2])?.[1])).toBeLessThan(10_000);
+    expect(run.stderr).not.toContain("did not finish within the close's timeout");
+    expect(run.status).toBe(0);
+  }, 70_000);
+
   it("warns, in a weft worker whose start waits on a plugin's setup that never ends, naming the step, where it hung without a word", async () => {
     const tasks = stuckPluginModule();
     const scheduler = await new Scheduler({
