@@ -343,6 +343,8 @@ export class Scheduler implements SessionHost {
       // Raced: the steps still wait on a step that stalled; the close below ends them.
       await Promise.race([this.startSteps(watch), watch.stalled]);
     } catch (err) {
+      // Over: what the close below waits on is no start to warn of.
+      watch.clear();
       // Nothing else will ever run: closed, what started is torn down, as by a close().
       if (watch.hasStalled) {
         this.plugins.inProgressStalled();
@@ -434,6 +436,8 @@ export class Scheduler implements SessionHost {
     } catch (err) {
       // close() meanwhile stops what was started, within its timeout.
       if (this.starting.isStopped) throw err;
+      // Failed: what is closed below is no start to warn of.
+      watch.clear();
       await this.plugins.closeAll();
       await this.http?.close();
       this.http = null;

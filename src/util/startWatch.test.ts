@@ -1,10 +1,10 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { memoryLogger } from "../worker/testWorker.ts";
-import { StartWatch } from "./startWatch.ts";
+import { SLOW_START_WARNING_MS, StartWatch } from "./startWatch.ts";
 
 const LOCAL_CLUSTER = new URL("../client/localCluster.ts", import.meta.url).href;
 
@@ -100,4 +100,36 @@ describe("StartWatch", () => {
     expect(run.stderr).not.toContain("did not finish within the close's timeout");
     expect(run.status).toBe(0);
   }, 70_000);
+
+  it("warns of no start still running while a start that failed closes what it started", async () => {
+    const slowClose = `{ name: "slow", close: () => new Promise((r) => setTimeout(() => { process.stdout.write("slow closed\\n"); r(); }, ${SLOW_START_WARNING_MS + 1_000})) }`;
+    const failing = join(dir, "failing-setup.mjs");
+    writeFileSync(failing, 'export function weftSetup() { throw new Error("no"); }\n');
+    const programs = {
+      // The start stalled: the watch failed it.
+      stalled: `[${slowClose}, { name: "stuck", start: () => new Promise(() => {}) }] }`,
+      // A step failed: the start closes what it started, then rethrows.
+      failed: `[${slowClose}], preload: [${JSON.stringify(failing)}] }`,
+    };
+    const runs = Object.entries(programs).map(([name, scheduler]) => {
+      const program = join(dir, `closing-${name}.mts`);
+      writeFileSync(
+        program,
+        `import { LocalCluster } from ${JSON.stringify(LOCAL_CLUSTER)};\n` +
+          `await LocalCluster.start({ workers: 0, scheduler: { plugins: ${scheduler} }).catch((err) => process.stdout.write(\`failed: \${err.message}\\n\`));\n`,
+      );
+      const child = spawn(process.execPath, ["--import", "tsx", program], {
+        env: { ...process.env, WEFT_LOG_LEVEL: "warn" },
+      });
+      let output = "";
+      child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      return new Promise<string>((resolve) => child.on("close", () => resolve(output)));
+    });
+    for (const output of await Promise.all(runs)) {
+      expect(output).toMatch(/^slow closed\nfailed: /m);
+      // Before, the start's warning came during that close, 10 s after the start began.
+      expect(output).not.toContain("has not started after");
+    }
+  }, 40_000);
 });
