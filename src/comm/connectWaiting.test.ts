@@ -233,6 +233,62 @@ describe("connectWaiting", () => {
     expect((err as Error).message).toMatch(/: still refused after 1\d\d\d ms$/);
   });
 
+  it("tells every stillFailingEveryMs of a try that goes on without an answer, where the first word came at its timeout", async () => {
+    const address = "tcp://192.0.2.1:8786"; // dialled by the stand-in below only
+    const told: string[] = [];
+    // A try that hangs (dropped packets) until its timeout, then one refused.
+    let tries = 0;
+    setDialer(async (_, o) => {
+      if (++tries === 1) {
+        await sleep(o.timeoutMs as number);
+        throw new ConnectError(`timed out connecting to ${address}`, address, "ETIMEDOUT");
+      }
+      throw new ConnectError(`connection to ${address} refused`, address, "ECONNREFUSED");
+    });
+    try {
+      const err = await connectWaiting(address, {
+        timeoutMs: 1_000,
+        waitMs: 1_100,
+        stillFailingEveryMs: 300,
+        onTryPending: (p) => told.push(`pending ${p.address} ${Math.round(p.pendingMs / 100)}`),
+        onFirstFailure: (f) => told.push(`failed ${f.reason}`),
+      }).catch((e: unknown) => e);
+      expect((err as ConnectError).code).toBe("ECONNREFUSED");
+      expect(told).toEqual([
+        `pending ${address} 3`,
+        `pending ${address} 6`,
+        `pending ${address} 9`,
+        "failed timed out after 1000 ms",
+      ]);
+    } finally {
+      setDialer(null);
+    }
+  });
+
+  it("tells of no try pending once its caller is closing", async () => {
+    const address = "tcp://192.0.2.1:8786"; // dialled by the stand-in below only
+    const told: number[] = [];
+    let stop = false;
+    setDialer(async (_, o) => {
+      await sleep(o.timeoutMs as number);
+      throw new ConnectError(`timed out connecting to ${address}`, address, "ETIMEDOUT");
+    });
+    try {
+      const dialling = connectWaiting(address, {
+        timeoutMs: 800,
+        stillFailingEveryMs: 200,
+        onTryPending: (p) => told.push(p.pendingMs),
+        stopped: () => stop,
+      }).catch((e: unknown) => e);
+      await sleep(300);
+      stop = true;
+      expect(((await dialling) as ConnectError).code).toBe("ETIMEDOUT");
+      expect(told).toHaveLength(1);
+    } finally {
+      setDialer(null);
+    }
+  });
+
   it("bounds each try by what is left of the wait, down to a floor: a try does not overrun waitMs by its timeoutMs", async () => {
     const address = "tcp://192.0.2.1:8786"; // dialled by the stand-in below only
     const tries: { at: number; timeoutMs: number }[] = [];

@@ -77,7 +77,17 @@ export interface ConnectWaitingOptions extends ConnectOptions {
    * with the last: the caller shows that it still waits.
    */
   readonly onStillFailing?: (failure: WaitedFailure) => void;
-  /** How often `onStillFailing` is called (ms). Default 10,000. */
+  /**
+   * Called every `stillFailingEveryMs` while one try goes on without an
+   * answer (its packets dropped, a name still resolving), with how long it
+   * has: the caller shows that it still waits, where the first failure comes
+   * only at the try's timeout (`timeoutMs`: a worker's 30 s by default).
+   */
+  readonly onTryPending?: (pending: {
+    readonly address: string;
+    readonly pendingMs: number;
+  }) => void;
+  /** How often `onStillFailing` and `onTryPending` are called (ms). Default 10,000. */
   readonly stillFailingEveryMs?: number;
   /** True when the caller is closing: stop trying and fail with the last failure. */
   readonly stopped?: () => boolean;
@@ -123,6 +133,7 @@ export async function connectWaiting(
   const {
     onFirstFailure,
     onStillFailing,
+    onTryPending,
     stopped,
     waitMs: _,
     stillFailingEveryMs: __,
@@ -140,8 +151,21 @@ export async function connectWaiting(
     const target = typeof address === "string" ? address : await address();
     // Bounded by the wait: a try of the full timeoutMs begun near its end would overrun it.
     const tryMs = tryTimeoutWithin(options.timeoutMs, deadline - Date.now());
+    const tryStarted = Date.now();
+    // Not to keep a process alive: the try itself does while it is worth waiting on.
+    const tellPending = () => {
+      // Its caller closing no longer waits, whatever the try still does.
+      if (stopped?.() === true) return;
+      nextReport = Date.now() + reportEveryMs;
+      onTryPending?.({ address: target, pendingMs: Date.now() - tryStarted });
+      pending = setTimeout(tellPending, reportEveryMs).unref();
+    };
+    let pending =
+      onTryPending === undefined ? undefined : setTimeout(tellPending, reportEveryMs).unref();
     try {
-      return await connect(target, { ...connectOptions, timeoutMs: tryMs });
+      return await connect(target, { ...connectOptions, timeoutMs: tryMs }).finally(() =>
+        clearTimeout(pending),
+      );
     } catch (err) {
       if (!isTransientConnectError(err)) throw err;
       const refused = err.code === "ECONNREFUSED";

@@ -135,6 +135,13 @@ async function connectToScheduler(host: RegistrationHost): Promise<Comm> {
         { scheduler: o.scheduler, reason: failure.reason, waitMs: o.deathTimeoutMs },
         schedulerWaitLine(failure),
       ),
+    // A try whose packets are dropped ends only at connectTimeoutMs (30 s by default): the
+    // start watch leaves this wait to these lines, which must come every 10 s all the same.
+    onTryPending: ({ pendingMs }) =>
+      host.logger.info(
+        { scheduler: o.scheduler, pendingMs, waitMs: o.deathTimeoutMs },
+        `still waiting for the scheduler at ${o.scheduler}: a connection to it has had no answer for ${Math.round(pendingMs / 1000)} s`,
+      ),
     onStillFailing: ({ reason, refused, waitedMs }) =>
       host.logger.info(
         { scheduler: o.scheduler, reason, waitedMs, waitMs: o.deathTimeoutMs },

@@ -2,12 +2,17 @@ import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { Client } from "../client/client.ts";
+import { setDialer } from "../comm/connect.ts";
+import { ConnectError } from "../comm/errors.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import { SLOW_START_WARNING_MS } from "../util/startWatch.ts";
+import { memoryLogger } from "./testWorker.ts";
+import { Worker } from "./worker.ts";
 
 const LOCAL_CLUSTER = new URL("../client/localCluster.ts", import.meta.url).href;
 const TASK_REGISTRY = new URL("./taskRegistry.ts", import.meta.url).href;
@@ -86,6 +91,38 @@ describe("a worker's start watched, as the scheduler's", () => {
     expect(run.stderr).not.toContain("did not finish within the close's timeout");
     expect(run.status).toBe(0);
   }, 70_000);
+
+  it("says within 10 s that it waits, in a worker whose connection to the scheduler has no answer, where it said nothing until the try's timeout (30 s)", async () => {
+    const { logger, records } = memoryLogger();
+    const address = "tcp://192.0.2.1:8786"; // dialled by the stand-in below only
+    const dropped = new AbortController();
+    // Its packets dropped: the try ends at its timeout.
+    setDialer((_, o) =>
+      sleep(o.timeoutMs as number, undefined, { signal: dropped.signal }).then(() => {
+        throw new ConnectError(`timed out connecting to ${address}`, address, "ETIMEDOUT");
+      }),
+    );
+    const worker = new Worker({
+      scheduler: address,
+      listen: "inproc://",
+      nthreads: 1,
+      executor: "inline",
+      logger,
+    });
+    try {
+      const starting = worker.start().catch(() => {});
+      await sleep(SLOW_START_WARNING_MS + 1_000);
+      // The registration says it waits (its start watch leaves it to): once, so far.
+      expect(records.map((r) => String(r.msg)).filter((m) => m.includes(address))).toEqual([
+        `still waiting for the scheduler at ${address}: a connection to it has had no answer for 10 s`,
+      ]);
+      await worker.close(0);
+      await starting;
+    } finally {
+      setDialer(null);
+      dropped.abort();
+    }
+  }, 30_000);
 
   it("warns, in a weft worker whose start waits on a plugin's setup that never ends, naming the step, where it hung without a word", async () => {
     const tasks = stuckPluginModule();
