@@ -169,7 +169,10 @@ export async function runGraph(
   try {
     await computeGraph(file, opts, ctx, logTo, (text) => diversion.write(ctx.stdout, text));
   } finally {
-    diversion.restore();
+    // The process's own stdout stays diverted until it exits: a timer of an inline task
+    // or of the graph module that fires once the answer is written (the process waits
+    // for it) put its line after the JSON. Nothing of weft's is written there after it.
+    if (ctx.stdout !== process.stdout) diversion.restore();
   }
 }
 

@@ -69,3 +69,27 @@ it("pool threads, in a process of its own: `weft run g.mjs > out.json` leaves JS
   expect(err).toContain("task says 21\n");
   expect(err).toContain("task wrote\n");
 }, 60_000);
+
+it("a line written once the answer is out (an inline task's timer, the graph module's) goes to stderr, not after the JSON", async () => {
+  const file = join(dir, "late.mjs");
+  writeFileSync(
+    file,
+    `import { defineTask } from ${JSON.stringify(WEFT_INDEX)};\n` +
+      `defineTask("later", (x) => { setTimeout(() => console.log("task timer"), 300); return x; });\n` +
+      `setTimeout(() => process.stdout.write("module timer\\n"), 300);\n` +
+      `export const graph = { a: ["later", 1] };\n`,
+  );
+  const child = spawn(
+    process.execPath,
+    [WEFT_BIN, "run", file, "--no-progress", "--executor", "inline"],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+  const code = await new Promise((resolve) => child.on("exit", resolve));
+  expect({ code, out }).toEqual({ code: 0, out: `${JSON.stringify({ a: 1 }, null, 2)}\n` });
+  expect(err).toContain("task timer\n");
+  expect(err).toContain("module timer\n");
+}, 60_000);
