@@ -66,12 +66,25 @@ describe("workers with a memoryLimit spill to disk", () => {
     expect(() => resolveWorkerOptions({ ...base, memoryLimit: "lots" })).toThrow(
       /^Worker option memoryLimit: /,
     );
-    expect(() => resolveWorkerOptions({ ...base, memoryLimit: 0 })).toThrow(
-      "Worker option memoryLimit must be a size of at least 1 byte, got 0",
-    );
-    // Dask's share of the memory, spelt as a number: not a byte count.
-    expect(() => resolveWorkerOptions({ ...base, memoryLimit: 0.5 })).toThrow(
-      "Worker option memoryLimit must be a size of at least 1 byte, got 0.5",
+    // A bare number up to 1 is Dask's: 0 no limit, another a share of the machine's memory
+    // (1 was a 1-byte budget, every task failing with a MemoryError).
+    for (const none of [0, "0", "0.0"]) {
+      expect(resolveWorkerOptions({ ...base, memoryLimit: none }).memoryLimit).toBeNull();
+    }
+    for (const [given, share] of [
+      [0.5, 0.5],
+      ["0.5", 0.5],
+      [1, 1],
+      ["1", 1],
+      [" .25 ", 0.25],
+    ] as const) {
+      expect(resolveWorkerOptions({ ...base, memoryLimit: given }).memoryLimit).toBe(
+        Math.floor(share * systemMemory()),
+      );
+    }
+    expect(resolveWorkerOptions({ ...base, memoryLimit: 2 }).memoryLimit).toBe(2);
+    expect(() => resolveWorkerOptions({ ...base, memoryLimit: -0.5 })).toThrow(
+      "Worker option memoryLimit must be a size of at least 1 byte, got -0.5",
     );
     // A fraction of a byte, which Dask's parse_bytes and int() truncate ("1.5" is 1 byte).
     expect(() => resolveWorkerOptions({ ...base, memoryLimit: "1.5" })).toThrow(

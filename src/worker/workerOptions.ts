@@ -16,6 +16,7 @@ import { parseHostPort, splitScheme } from "../util/address.ts";
 import { checkKnownOptions, type OptionNames } from "../util/knownOptions.ts";
 import { envLogLevel, weftLogger } from "../util/logger.ts";
 import { loggerOption } from "../util/loggerOption.ts";
+import { memoryShare } from "../util/memoryShare.ts";
 import { existingModuleUrl, fileModuleUrl } from "../util/moduleUrl.ts";
 import { isWholeByteSize, parseBytes } from "../util/parseBytes.ts";
 import { preloadUrl } from "../util/preload.ts";
@@ -114,8 +115,10 @@ export interface WorkerOptions {
    * Bytes of task values this worker keeps in memory before it spills to disk
    * (Dask's `memory_limit`): a number, a size such as `"2GiB"`, or `"auto"`,
    * the machine's memory (or its container's) times the worker's share of the
-   * CPUs, `nthreads` of them, as Dask's default. Values beyond `memoryTarget`
-   * of it go to files, least recently used first, and come back when needed;
+   * CPUs, `nthreads` of them, as Dask's default; or, as Dask reads a bare number
+   * up to 1, a share of that memory (`0.5`, `1` all of it), `0` no limit. Values
+   * beyond `memoryTarget` of it go to files, least recently used first, and come
+   * back when needed;
    * the memory monitor acts at other shares of it. Default: none (everything
    * stays in memory).
    */
@@ -689,17 +692,23 @@ function memoryFractions(o: WorkerOptions): {
   return { memoryTarget, memorySpill, memoryPause, memoryTerminate };
 }
 
-/** `memoryLimit` in bytes (null for none); a clear error for a bad one. */
+/**
+ * `memoryLimit` in bytes (null for none); a clear error for a bad one. A bare number
+ * from 0 to 1 is Dask's: 0 no limit, another that share of the machine's memory.
+ */
 function memoryLimit(v: number | string | undefined, nthreads: number): number | null {
   if (v === undefined) return null;
   if (v === "auto") return autoMemoryLimit(nthreads);
+  const share = memoryShare(v);
+  if (share === 0) return null;
+  // At least a byte: a share of a tiny container's memory is a budget all the same.
+  if (share !== null) return Math.max(1, Math.floor(share * systemMemory()));
   let n: number;
   try {
     n = typeof v === "string" ? parseBytes(v) : v;
   } catch (err) {
     throw new RangeError(`Worker option memoryLimit: ${(err as Error).message}`);
   }
-  // At least a byte: 0.5 (a share, in Dask's spelling) would floor to no memory at all.
   if (!(typeof n === "number" && Number.isFinite(n) && n >= 1)) {
     throw new RangeError(
       `Worker option memoryLimit must be a size of at least 1 byte, got ${showValue(v)}`,

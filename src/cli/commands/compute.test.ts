@@ -674,6 +674,21 @@ describe("weft run, scheduler, worker", () => {
       code: 2,
       err: "weft worker: cannot start: --memory-measure applies with --memory-limit only: without a memory budget nothing is spilled, paused or terminated\n",
     });
+    // Dask's --memory-limit 0 is no limit: the memory options given with it did nothing.
+    const none = await weft([
+      "worker",
+      "tcp://127.0.0.1:1",
+      "--memory-limit",
+      "0",
+      "--memory-target",
+      "0.5",
+      "--death-timeout",
+      "300ms",
+    ]);
+    expect(none).toMatchObject({
+      code: 2,
+      err: "weft worker: cannot start: --memory-target applies with --memory-limit only: without a memory budget nothing is spilled, paused or terminated\n",
+    });
     // Without --nanny nothing restarts the worker: the option was ignored, even a bad value.
     for (const n of ["3", "x"]) {
       const alone = await weft([

@@ -206,12 +206,18 @@ it("a failed task whose remote traceback is empty is one line, without a blank o
   expect(ctx.stderr.text).toBe("weft run: task x failed: Error: boom\n");
 });
 
-it("a --memory-limit that Dask reads as a share of the machine's memory is refused, not a 1-byte budget", async () => {
-  // Dask's --memory-limit 1 is all the machine's memory; here it was 1 byte, and every
-  // task failed with a MemoryError.
-  const { ctx } = await run(graph, { memoryLimit: "1" });
-  expect(ctx.exitCode).toBe(2);
-  expect(ctx.stderr.text).toMatch(
-    /^weft run: --memory-limit 1: a bare number is bytes here, where Dask reads one up to 1 as a share/,
-  );
+it("a --memory-limit up to 1 is Dask's share of the machine's memory, 0 none: not a 1-byte budget", async () => {
+  // Read as bytes, Dask's --memory-limit 1 (all the memory) was a 1-byte budget that
+  // failed every task with a MemoryError; then it was refused.
+  const zeros = join(dir, "zeros.json");
+  writeFileSync(zeros, JSON.stringify({ graph: { z: ["zeros", 1000] }, tasks: [BENCH_TASKS] }));
+  for (const memoryLimit of ["1", "0.5", "0"]) {
+    const { ctx } = await run(zeros, { memoryLimit, executor: "inline" });
+    expect({ memoryLimit, code: ctx.exitCode, err: ctx.stderr.text }).toEqual({
+      memoryLimit,
+      code: 0,
+      err: "",
+    });
+    expect(JSON.parse(ctx.stdout.text).z).toHaveLength(1000);
+  }
 });

@@ -38,7 +38,7 @@ export function runCommand(ctx: CliContext): Command {
     )
     .option(
       "--memory-limit <size>",
-      "embedded cluster: each worker's memory budget, e.g. 2GiB or auto (its share of the machine's memory, by threads): it spills values beyond 60% of it (default: never)",
+      "embedded cluster: each worker's memory budget, e.g. 2GiB, auto (its share of the machine's memory, by threads) or, as Dask's, 0.5 (half the machine's memory; 0: none): it spills values beyond 60% of it (default: never)",
     )
     .option(
       "--tasks <module>",

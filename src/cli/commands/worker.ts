@@ -58,7 +58,7 @@ export function workerCommand(ctx: CliContext): Command {
     )
     .option(
       "--memory-limit <size>",
-      "the worker's memory budget, e.g. 4GiB, or auto (the machine's memory times the worker's share of the CPUs, as Dask's default): it spills, pauses and closes at shares of it (default: none)",
+      "the worker's memory budget, e.g. 4GiB, auto (the machine's memory times the worker's share of the CPUs, as Dask's default) or, as Dask's, 0.5 (half the machine's memory; 0: none): it spills, pauses and closes at shares of it (default: none)",
     )
     .option(
       "--memory-target <fraction>",

@@ -19,7 +19,7 @@ import { checkInprocScheduler } from "./inprocScheduler.ts";
 import { checkListenAddress } from "./listenAddress.ts";
 import { listenFailureMessage } from "./listenFailure.ts";
 import { liveSchedulerFromFile } from "./liveSchedulerFile.ts";
-import { memoryLimitOption } from "./memoryLimitOption.ts";
+import { memoryLimitOption, noMemoryLimit } from "./memoryLimitOption.ts";
 import {
   EXIT_RESTART,
   EXIT_SIGTERM,
@@ -141,13 +141,14 @@ function thresholdOption(name: string, text: string): number | false {
 }
 
 /**
- * Why the memory options given cannot be, or null: without `--memory-limit` the worker
- * neither spills, pauses nor terminates, and they were ignored without a word
+ * Why the memory options given cannot be, or null: without `--memory-limit` (or with
+ * Dask's `0`, no limit) the worker neither spills, pauses nor terminates, and they were
+ * ignored without a word
  * (`--memory-terminate 0.9` protected nothing). `measureGiven`: `--memory-measure` was
  * given (it has a default, so only the command knows).
  */
 function memoryOptionsProblem(opts: WorkerCliOptions, measureGiven: boolean): string | null {
-  if (opts.memoryLimit !== undefined) return null;
+  if (!noMemoryLimit(opts.memoryLimit)) return null;
   const given = [
     ["--memory-target", opts.memoryTarget],
     ["--spill-directory", opts.spillDirectory],
