@@ -32,6 +32,7 @@ import { untilSignal } from "./serveUntil.ts";
 import { SIM_OPTION_FLAGS, withSimFlags } from "./simFlags.ts";
 import { loadSimGraph } from "./simGraph.ts";
 import { tasksDone } from "./simProgress.ts";
+import { divertStdout } from "./stdoutDiversion.ts";
 
 /** Options of `weft sim` as commander parses them. */
 export interface SimCliOptions {
@@ -372,12 +373,17 @@ export async function runSim(opts: SimCliOptions, cmd: Command, ctx: CliContext)
   }
   let graph: Workload | null = null;
   if (opts.graph !== undefined) {
+    // What a graph module writes to stdout as it loads (a console.log) goes to stderr, as
+    // under weft run: on stdout it went ahead of the results, a line --json does not parse.
+    const diversion = divertStdout(process.stdout, ctx.stderr);
     try {
       graph = await loadSimGraph({ ...opts, graph: opts.graph });
     } catch (e) {
       if (!(e instanceof GraphInputError)) throw e;
       cmd.error(`error: --graph ${e.message}`, { exitCode: EXIT.usage });
       return;
+    } finally {
+      diversion.restore();
     }
   }
   // A share of requests the workload never makes (or of restarts it never makes) would

@@ -185,3 +185,15 @@ test('the wrapper\'s "sim" field sets the costs by function name; a wrong one is
   await refused({ load: { nbytes: -5 } }, 'sim["load"].nbytes must be an integer');
   await refused([1], 'the "sim" field must be');
 });
+
+test("what a graph module writes to stdout as it loads goes to stderr: --json's lines all parse", async () => {
+  const mod = file(
+    "chatty.mjs",
+    `process.stdout.write("module loaded\\n");\nexport const graph = ${JSON.stringify(GRAPH)};\n`,
+  );
+  const r = await weft("sim", "--graph", mod, "--seed", "2", "--json");
+  expect(r.code).toBe(0);
+  const lines = r.out.trimEnd().split("\n");
+  expect(lines.map((l) => JSON.parse(l) as { seed?: number })[0].seed).toBe(2);
+  expect(r.err).toContain("module loaded\n");
+});
