@@ -13,6 +13,10 @@ import { asError } from "../../util/asError.ts";
 import { importModule } from "../../util/importModule.ts";
 import { unlessIdle } from "../../util/loopIdle.ts";
 import { regularFileSize } from "../../util/regularFile.ts";
+import {
+  type UnhandledRejection,
+  withUnhandledRejections,
+} from "../../util/unhandledRejections.ts";
 import { moduleUrl } from "../../worker/workerOptions.ts";
 
 /** The input cannot be used; the message says why. */
@@ -100,18 +104,30 @@ async function fromJson(file: string): Promise<GraphInput> {
 async function fromModule(file: string): Promise<GraphInput> {
   const url = moduleUrl(file);
   let mod: Record<string, unknown>;
+  let unhandled: UnhandledRejection[];
   try {
-    mod = await unlessIdle(
-      importModule(url),
-      () =>
-        new Error(
-          "its import never finished: a top-level await waits on what nothing is left to settle",
-        ),
-    );
+    ({ value: mod, unhandled } = await withUnhandledRejections(() =>
+      unlessIdle(
+        importModule(url),
+        () =>
+          new Error(
+            "its import never finished: a top-level await waits on what nothing is left to settle",
+          ),
+      ),
+    ));
   } catch (err) {
     throw new GraphInputError(`${file}: cannot import: ${(err as Error).message}`);
   }
   let graph = mod.graph ?? mod.default;
+  // Said from what was recorded: handled now, it had Node.js warn that it was handled late.
+  const first = unhandled[0];
+  if (first !== undefined) {
+    throw new GraphInputError(
+      first.promise === graph
+        ? `${file}: its graph promise rejected: ${asError(first.reason).message}`
+        : `${file}: cannot import: a promise it made rejected, and nothing handled it: ${asError(first.reason).message}`,
+    );
+  }
   // `export const graph = build()` of an async build is awaited as a graph function's
   // promise is: it has no keys, and was computed as an empty graph, `{}` printed, exit 0.
   const failed =

@@ -1,7 +1,8 @@
 /**
  * A graph module whose import or graph can never settle: `weft run` says so, where
  * Node.js ended it with exit code 13 (an unsettled top-level await) and no word.
- * In processes of their own: only there does Node.js find nothing left to run.
+ * In processes of their own: only there does Node.js find nothing left to run, or
+ * end the process on a promise rejected unhandled as the module loads.
  */
 
 import { spawn } from "node:child_process";
@@ -49,5 +50,27 @@ it("a graph function, or an exported promise, that never settles is exit 2, sayi
   expect(exported).toEqual({
     code: 2,
     err: "weft run: pending.mjs: its graph never came: the promise it gave waits on what nothing is left to settle\n",
+  });
+}, 60_000);
+
+it("a promise rejected unhandled while the module loads, the graph's or another, is exit 2, saying so", async () => {
+  // Nothing can handle the graph's before the import ends: Node.js ended the process
+  // with the error's stack and exit code 1, as if a task had failed.
+  const graph = await runModule(
+    "rejects.mjs",
+    "export const graph = (async () => { await new Promise((r) => setTimeout(r, 20)); throw new Error('no data'); })();\n" +
+      "await new Promise((r) => setTimeout(r, 200));\n",
+  );
+  expect(graph).toEqual({
+    code: 2,
+    err: "weft run: rejects.mjs: its graph promise rejected: no data\n",
+  });
+  const stray = await runModule(
+    "stray.mjs",
+    "Promise.reject(new Error('stray'));\nexport const graph = { a: 1 };\nawait new Promise((r) => setTimeout(r, 50));\n",
+  );
+  expect(stray).toEqual({
+    code: 2,
+    err: "weft run: stray.mjs: cannot import: a promise it made rejected, and nothing handled it: stray\n",
   });
 }, 60_000);
