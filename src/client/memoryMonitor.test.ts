@@ -1,9 +1,10 @@
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { formatBytes } from "../util/parseBytes.ts";
 import { sizeof } from "../util/sizeof.ts";
 import { memoryLogger } from "../worker/testWorker.ts";
-import { resolveWorkerOptions } from "../worker/workerOptions.ts";
+import { resolveWorkerOptions, systemMemory } from "../worker/workerOptions.ts";
 import { clusterScratch, eventually, extraWorker, testCluster } from "./testCluster.ts";
 import { bytes, inc } from "./testTasks.ts";
 
@@ -186,6 +187,30 @@ describe("the memory monitor", () => {
       "memory thresholds out of order, taken as given (as Dask does): memory pause 0.97 is above terminate 0.95: the worker is closed before it pauses",
     ]);
     expect(warned[0]).toMatchObject({ level: 40, memoryPause: 0.97, memoryTerminate: 0.95 });
+  });
+
+  it("warns as it starts of a memory limit above the machine's memory, lowered to it, in Dask's words", async () => {
+    const { cluster } = await testCluster({ workers: 1 });
+    const { logger, records } = memoryLogger();
+    const w = await extraWorker(cluster, {
+      memoryLimit: "1PiB",
+      spillDirectory: scratch.dir,
+      logger,
+    });
+    extra.push(w);
+    expect(w.status).toBe("running");
+    expect(w.options.memoryLimit).toBe(systemMemory());
+    const warned = records.filter((r) =>
+      String(r.msg).startsWith("Ignoring provided memory limit"),
+    );
+    expect(warned.map((r) => r.msg)).toEqual([
+      `Ignoring provided memory limit 1PiB due to system memory limit of ${formatBytes(systemMemory())}`,
+    ]);
+    expect(warned[0]).toMatchObject({
+      level: 40,
+      memoryLimit: "1PiB",
+      systemMemory: systemMemory(),
+    });
   });
 
   it("refuses bad options, naming them", () => {

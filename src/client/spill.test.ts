@@ -83,6 +83,16 @@ describe("workers with a memoryLimit spill to disk", () => {
       );
     }
     expect(resolveWorkerOptions({ ...base, memoryLimit: 2 }).memoryLimit).toBe(2);
+    expect(resolveWorkerOptions({ ...base, memoryLimit: 2 }).memoryLimitCapped).toBeNull();
+    // Above the machine's memory: lowered to it, as Dask's parse_memory_limit does (a
+    // worker with a limit no process here reaches never spills nor pauses).
+    const machine = systemMemory();
+    for (const given of [machine * 2, "1PiB"]) {
+      const o = resolveWorkerOptions({ ...base, memoryLimit: given });
+      expect(o.memoryLimit).toBe(machine);
+      expect(o.memoryLimitCapped).toEqual({ asGiven: given, machine });
+    }
+    expect(resolveWorkerOptions({ ...base, memoryLimit: machine }).memoryLimitCapped).toBeNull();
     expect(() => resolveWorkerOptions({ ...base, memoryLimit: -0.5 })).toThrow(
       "Worker option memoryLimit must be a size of at least 1 byte, got -0.5",
     );

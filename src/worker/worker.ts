@@ -83,6 +83,7 @@ import {
   refuseMemoryLimitTooSmall,
   refuseUnwritableSpillDirectory,
   spillStoreFor,
+  warnMemoryLimitCapped,
   warnMemoryOrder,
 } from "./workerMemory.ts";
 import {
@@ -491,6 +492,7 @@ export class Worker extends BaseWorker {
     this.code.startModulesImported(o.taskModules);
     refuseMemoryLimitTooSmall(this.memory, o);
     refuseUnwritableSpillDirectory(o);
+    warnMemoryLimitCapped(o, this.logger);
     warnMemoryOrder(o, this.logger);
     watch.doing = `listening at ${o.listen}`;
     this.listener = await this.starting.step(

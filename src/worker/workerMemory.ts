@@ -143,6 +143,20 @@ export function refuseUnwritableSpillDirectory(o: ResolvedWorkerOptions): void {
 }
 
 /**
+ * Warns, as a worker starts, that its `memoryLimit` was above the machine's memory
+ * and was lowered to it, in Dask's words: a limit no process here can reach is a
+ * mistake (a figure for another machine) that the operator should hear of.
+ */
+export function warnMemoryLimitCapped(o: ResolvedWorkerOptions, logger: Logger): void {
+  if (o.memoryLimitCapped === null) return;
+  const { asGiven, machine } = o.memoryLimitCapped;
+  logger.warn(
+    { memoryLimit: asGiven, systemMemory: machine },
+    `Ignoring provided memory limit ${String(asGiven)} due to system memory limit of ${formatBytes(machine)}`,
+  );
+}
+
+/**
  * Warns, as a worker with a `memoryLimit` starts, of memory thresholds in an
  * order that defeats one of them (`memoryOrder.ts`): taken as given, as Dask
  * does, but said, as such a worker never does what the option names.

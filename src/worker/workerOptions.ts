@@ -249,8 +249,14 @@ export type ResolvedWorkerOptions = Required<
   preload: readonly string[];
   tls?: TlsCredentials;
   contactAddress: string | null;
-  /** In bytes; null: no limit, no spilling. */
+  /** In bytes; null: no limit, no spilling. At most the machine's memory (see `memoryLimitCapped`). */
   memoryLimit: number | null;
+  /**
+   * The limit as given and the machine's memory (the container's limit if lower), when
+   * the one was above the other and `memoryLimit` was lowered to it, as Dask's does
+   * ("Ignoring provided memory limit"); null otherwise. The worker warns of it as it starts.
+   */
+  memoryLimitCapped: { readonly asGiven: number | string; readonly machine: number } | null;
   executor: "piscina" | "inline";
   /** As file URLs. */
   taskModules: readonly string[];
@@ -628,7 +634,7 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
         : timerMs("deathTimeoutMs", o.deathTimeoutMs),
     maxFrameBytes: o.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
     maxMessageBytes: o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
-    memoryLimit: memoryLimit(o.memoryLimit, nthreads),
+    ...cappedMemoryLimit(o.memoryLimit, memoryLimit(o.memoryLimit, nthreads)),
     ...memoryFractions(o),
     spillDirectory: spillDirectory(o.spillDirectory),
     memoryMeasure: memoryMeasure(o.memoryMeasure),
@@ -721,6 +727,22 @@ function memoryLimit(v: number | string | undefined, nthreads: number): number |
     );
   }
   return n;
+}
+
+/**
+ * A limit above the machine's memory lowered to it, as Dask's `parse_memory_limit`
+ * does: the worker would never spill nor pause before the system's out-of-memory
+ * killer ended it.
+ */
+function cappedMemoryLimit(
+  asGiven: number | string | undefined,
+  limit: number | null,
+): Pick<ResolvedWorkerOptions, "memoryLimit" | "memoryLimitCapped"> {
+  const machine = systemMemory();
+  if (limit === null || asGiven === undefined || limit <= machine) {
+    return { memoryLimit: limit, memoryLimitCapped: null };
+  }
+  return { memoryLimit: machine, memoryLimitCapped: { asGiven, machine } };
 }
 
 function fraction(name: string, v: number): number {
