@@ -100,6 +100,27 @@ describe("TaskStream", () => {
     ]);
   });
 
+  it("answers a query of the last runs without reading every run kept", () => {
+    // The status page asks for the last 20 s, and the last 20 runs, every 2 s:
+    // a copy and filter of all 100,000 runs kept took 15 ms each time.
+    const s = new TaskStream(10_000);
+    for (let i = 0; i < 10_000; i++) s.observe("w", run(`k${i}`, i));
+    let reads = 0;
+    for (const r of s.query()) {
+      const startstops = r.startstops;
+      Object.defineProperty(r, "startstops", {
+        get: () => {
+          reads++;
+          return startstops;
+        },
+      });
+    }
+    expect(s.query({ since: 9_990 })).toHaveLength(10);
+    expect(s.query({ since: 0, count: 20 })).toHaveLength(20);
+    // No run's timings are read again: each run's end was taken when it was recorded.
+    expect(reads).toBe(0);
+  });
+
   it("keeps nothing with length 0", () => {
     const s = new TaskStream(0);
     s.observe("w", run("a", 1));

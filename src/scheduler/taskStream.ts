@@ -11,7 +11,6 @@
  */
 
 import type { TaskStreamRecord } from "../protocol/messagesSession.ts";
-import { BoundedDeque } from "../util/boundedDeque.ts";
 import type { StartStop } from "../worker/state/taskState.ts";
 import type { SchedulerEvent } from "./state/events.ts";
 
@@ -25,13 +24,36 @@ export interface TaskStreamQuery {
   readonly count?: number;
 }
 
+/**
+ * How many runs a chunk of the stream holds. The status page asks for the
+ * runs of the last seconds every two seconds: a query skips a whole chunk
+ * that ended before its `since`, so it reads a few hundred chunks' ends and
+ * the runs it answers, not the 100,000 runs kept.
+ */
+const CHUNK = 256;
+
+/** Runs in the order reported, with the latest end among them. */
+interface Chunk {
+  readonly records: TaskStreamRecord[];
+  /** Each run's end ({@link lastStop}), beside it. */
+  readonly stops: number[];
+  /** The latest end of the chunk's runs, forgotten ones included (so an upper bound). */
+  maxStop: number;
+}
+
 /** The last runs reported, oldest first. */
 export class TaskStream {
-  private readonly records: BoundedDeque<TaskStreamRecord>;
+  /** Oldest first; only the first chunk has forgotten runs (before `head`), only the last room. */
+  private chunks: Chunk[] = [];
+  /** The runs of the first chunk already forgotten. */
+  private head = 0;
+  private count = 0;
 
   /** @param length How many runs to keep (0: none). */
-  constructor(length: number) {
-    this.records = new BoundedDeque(length);
+  constructor(private readonly length: number) {
+    if (!(Number.isInteger(length) || length === Number.POSITIVE_INFINITY) || length < 0) {
+      throw new RangeError(`length must be a non-negative integer or Infinity, got ${length}`);
+    }
   }
 
   /** Record the runs that a batch of stimuli the state machine handled reports. */
@@ -44,10 +66,10 @@ export class TaskStream {
    * messages the state machine accepted ({@link observeHandled}).
    */
   observe(worker: string, msg: unknown): void {
-    if (this.records.maxlen === 0 || typeof msg !== "object" || msg === null) return;
+    if (this.length === 0 || typeof msg !== "object" || msg === null) return;
     const m = msg as { op?: unknown; key?: unknown; startstops?: unknown; nbytes?: unknown };
     if ((m.op !== "task-finished" && m.op !== "task-erred") || typeof m.key !== "string") return;
-    this.records.push({
+    this.push({
       key: m.key,
       worker,
       status: m.op === "task-finished" ? "OK" : "error",
@@ -57,12 +79,47 @@ export class TaskStream {
     });
   }
 
-  /** The runs `query` asks for, oldest first. */
+  /**
+   * The runs `query` asks for, oldest first. It reads from the newest run
+   * back, skipping chunks that all ended before `since`, and stops at
+   * `count`: its cost is that of what it answers, not of all the runs kept.
+   * Runs are kept in the order reported, not that of their ends (workers'
+   * clocks differ, reports wait in queues), so a run reported early may end
+   * after one reported later, and no run is taken for the window's edge.
+   */
   query(query: TaskStreamQuery = {}): TaskStreamRecord[] {
-    const { since, count } = query;
-    let out = [...this.records];
-    if (since !== undefined) out = out.filter((r) => lastStop(r) >= since);
-    return count === undefined ? out : out.slice(Math.max(0, out.length - count));
+    const since = query.since ?? Number.NEGATIVE_INFINITY;
+    const count = query.count ?? Number.POSITIVE_INFINITY;
+    const out: TaskStreamRecord[] = [];
+    for (let c = this.chunks.length - 1; c >= 0 && out.length < count; c--) {
+      const chunk = this.chunks[c];
+      if (chunk.maxStop < since) continue;
+      const first = c === 0 ? this.head : 0;
+      for (let i = chunk.records.length - 1; i >= first && out.length < count; i--) {
+        if (chunk.stops[i] >= since) out.push(chunk.records[i]);
+      }
+    }
+    return out.reverse();
+  }
+
+  private push(record: TaskStreamRecord): void {
+    const stop = lastStop(record);
+    let last = this.chunks.at(-1);
+    if (last === undefined || last.records.length === CHUNK) {
+      last = { records: [], stops: [], maxStop: Number.NEGATIVE_INFINITY };
+      this.chunks.push(last);
+    }
+    last.records.push(record);
+    last.stops.push(stop);
+    if (stop > last.maxStop) last.maxStop = stop;
+    if (++this.count <= this.length) return;
+    // Forget the oldest; a chunk goes once all its runs are forgotten (the
+    // array shifts a few hundred entries once per CHUNK runs).
+    this.count--;
+    if (++this.head === this.chunks[0].records.length) {
+      this.chunks.shift();
+      this.head = 0;
+    }
   }
 }
 
