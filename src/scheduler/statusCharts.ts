@@ -8,6 +8,7 @@
 import type { TaskStreamRecord } from "../protocol/messagesSession.ts";
 import { cssPercent, escapeHtml } from "../util/html.ts";
 import { keySplit } from "../util/keySplit.ts";
+import { topRows } from "../util/topRows.ts";
 import type { SchedulerTaskStateName } from "./state/taskState.ts";
 
 /**
@@ -135,13 +136,20 @@ export function recentTaskStreamSvg(
   records: readonly TaskStreamRecord[],
   now: number,
   maxSeconds: number,
+  maxWorkers = Number.POSITIVE_INFINITY,
 ): string {
   const span = streamSpan(records, now, maxSeconds);
   return (
-    taskStreamSvg(records, now - span, now, {
-      tick: (t) => (t === span ? "now" : `-${span - t} s`),
-      label: `task stream of the last ${span} s`,
-    }) ?? `<p>no task ran in the last ${maxSeconds} s</p>`
+    taskStreamSvg(
+      records,
+      now - span,
+      now,
+      {
+        tick: (t) => (t === span ? "now" : `-${span - t} s`),
+        label: `task stream of the last ${span} s`,
+      },
+      maxWorkers,
+    ) ?? `<p>no task ran in the last ${maxSeconds} s</p>`
   );
 }
 
@@ -160,6 +168,9 @@ export interface StreamLabels {
  * Intervals outside the window are left out, those across its edges cut.
  * Neighbouring bars of one kind closer than a pixel are drawn as one (saying
  * how many), so that thousands of short tasks make a picture of bounded size.
+ * At most `maxWorkers` workers are drawn, the busiest (the most seconds of
+ * bars in the window), with a line saying how many more there were: a
+ * thousand workers' lanes are a picture of tens of thousands of pixels.
  * Null when nothing ran in the window.
  */
 export function taskStreamSvg(
@@ -167,6 +178,7 @@ export function taskStreamSvg(
   from: number,
   to: number,
   labels: StreamLabels,
+  maxWorkers = Number.POSITIVE_INFINITY,
 ): string | null {
   const span = to - from;
   if (!(span > 0)) return null;
@@ -198,7 +210,14 @@ export function taskStreamSvg(
   const x = (t: number) => STREAM.label + ((t - from) / span) * plot;
   const parts: string[] = [];
   let y = 0;
-  const workers = [...byWorker.keys()].sort();
+  const busiest = [...byWorker].map(([worker, bars]) => ({
+    worker,
+    busy: bars.reduce((sum, bar) => sum + (bar.stop - bar.start), 0),
+  }));
+  const workers = topRows(busiest, maxWorkers, (a, b) => b.busy - a.busy)
+    .shown.map((w) => w.worker)
+    .sort();
+  const more = byWorker.size - workers.length;
   for (const worker of workers) {
     const lanes = packLanes(byWorker.get(worker) ?? []);
     const height = lanes.length * STREAM.lane;
@@ -228,7 +247,11 @@ export function taskStreamSvg(
     );
   }
   const total = y + STREAM.axis;
-  return `<svg class="stream" width="${STREAM.width}" height="${total}" viewBox="0 0 ${STREAM.width} ${total}" role="img" aria-label="${escapeHtml(labels.label)}">${parts.join("")}</svg>`;
+  const note =
+    more === 0
+      ? ""
+      : `\n<p class="note">and ${more} more workers ran tasks in this window, not drawn: those drawn are the ${workers.length} busiest</p>`;
+  return `<svg class="stream" width="${STREAM.width}" height="${total}" viewBox="0 0 ${STREAM.width} ${total}" role="img" aria-label="${escapeHtml(labels.label)}">${parts.join("")}</svg>${note}`;
 }
 
 /** The most characters of a worker's label: what fits the 170 px before the bars at 10 px type. */

@@ -103,6 +103,63 @@ describe("the scheduler's /status page", () => {
     expect(html).toContain("<td>tcp://10.0.0.2:4000</td>");
   });
 
+  it("stays small on a big cluster: the top of each table, saying how many more", () => {
+    const now = 1_000;
+    const [w] = SNAPSHOT.workers;
+    const workers = Array.from({ length: 1_000 }, (_, i) => ({
+      ...w,
+      address: `tcp://10.0.${i >> 8}.${i & 255}:4000`,
+      // One paused, one near its limit: shown whatever their address.
+      status: i === 777 ? "paused" : "running",
+      memory: i === 999 ? 7.9 * 1024 ** 3 : 1024 ** 3,
+    }));
+    const prefixes: StatusSnapshot["prefixes"][number][] = Array.from(
+      { length: 5_000 },
+      (_, i) => ({
+        prefix: `prefix<${i}>`,
+        counts: i === 4_321 ? { erred: 1 } : { memory: 4 },
+        bytes: 1_000,
+      }),
+    );
+    prefixes[2_222] = { ...prefixes[2_222], counts: { waiting: 100, memory: 4 } };
+    // The last 2,000 runs, over 500 workers, one busier than the rest.
+    const stream = Array.from({ length: 2_000 }, (_, i) => ({
+      key: `inc-${i}`,
+      worker: workers[i % 500].address,
+      status: "OK" as const,
+      startstops: [
+        {
+          action: "compute" as const,
+          start: now - 19 + i / 200,
+          stop: now - 19 + i / 200 + (i % 500 === 123 ? 0.5 : 0.01),
+        },
+      ],
+      nbytes: 8,
+    }));
+    const html = renderStatusPage({ ...SNAPSHOT, workers, prefixes, now, stream, recent: stream });
+    // 2.8 MB before: 5,000 prefix rows, 1,000 worker rows, lanes of 500 workers.
+    expect(html.length).toBeLessThan(150_000);
+    expect(html).toContain("1000 workers, 1 clients");
+    expect(html.match(/<tr><td>tcp:/g)).toHaveLength(100);
+    expect(html).toContain(
+      '<p class="note">and 900 more workers, not shown: those paused or retiring first, then those using the most of their memory limit; /json/identity.json and weft status list them all</p>',
+    );
+    expect(html).toContain("<tr><td>tcp://10.0.3.9:4000</td><td>paused</td>");
+    expect(html).toContain("<tr><td>tcp://10.0.3.231:4000</td>");
+    expect(html.match(/<tr><td>prefix&#60;/g)).toHaveLength(50);
+    expect(html).toContain(
+      '<p class="note">and 4950 more prefixes, not shown: those with tasks erred or without a worker first, then those with the most tasks not yet in memory, then the most tasks</p>',
+    );
+    expect(html).toContain("<tr><td>prefix&#60;4321&#62;</td>");
+    expect(html).toContain("<tr><td>prefix&#60;2222&#62;</td>");
+    expect(html.match(/<text x="0"/g)).toHaveLength(30);
+    expect(html).toContain(">tcp://10.0.0.123:4000</text>");
+    expect(html).toContain(
+      '<p class="note">and 470 more workers ran tasks in this window, not drawn: those drawn are the 30 busiest</p>',
+    );
+    expect(html.match(/<td>inc-\d+<\/td>/g)).toHaveLength(20);
+  });
+
   it("escapes what HTML would read", () => {
     expect(escapeHtml(`<a href="x">'&'</a>`)).toBe(
       "&#60;a href=&#34;x&#34;&#62;&#39;&#38;&#39;&#60;/a&#62;",

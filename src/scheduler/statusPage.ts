@@ -16,6 +16,7 @@ import {
   wrappingText,
 } from "../util/html.ts";
 import { formatBytes } from "../util/parseBytes.ts";
+import { topRows } from "../util/topRows.ts";
 import type { Scheduler } from "./scheduler.ts";
 import { SCHEDULER_TASK_STATES, type SchedulerTaskStateName } from "./state/taskState.ts";
 import { progressBar, progressLegend, recentTaskStreamSvg } from "./statusCharts.ts";
@@ -24,6 +25,16 @@ export { escapeHtml };
 
 /** The states shown as columns: all but `forgotten` (such tasks are gone). */
 const STATES = SCHEDULER_TASK_STATES.filter((s) => s !== "forgotten");
+
+/**
+ * How many workers, and task prefixes, the page lists: a thousand workers'
+ * rows and five thousand prefixes' made a page of 2.8 MB, which the browser
+ * fetched again every 2 s and the scheduler's event loop spent 130 ms drawing.
+ */
+const WORKER_ROWS = 100;
+const PREFIX_ROWS = 50;
+/** How many workers' lanes the task stream draws. */
+const STREAM_WORKERS = 30;
 
 /** How many of the last task runs the page lists. */
 const RECENT_RUNS = 20;
@@ -100,10 +111,44 @@ export function statusSnapshot(s: Scheduler): StatusSnapshot {
   };
 }
 
+type WorkerRow = StatusSnapshot["workers"][number];
+type PrefixRow = StatusSnapshot["prefixes"][number];
+
+/** What a worker's memory bar shows: its process memory as measured, else its results' bytes. */
+const memoryUsed = (w: WorkerRow) => w.memory ?? w.bytes;
+
+/** The workers listed first: those paused or retiring, then those nearest their memory limit. */
+function workerRank(a: WorkerRow, b: WorkerRow): number {
+  const fraction = (w: WorkerRow) => (w.memoryLimit ? memoryUsed(w) / w.memoryLimit : 0);
+  return (
+    Number(b.status !== "running") - Number(a.status !== "running") ||
+    fraction(b) - fraction(a) ||
+    memoryUsed(b) - memoryUsed(a)
+  );
+}
+
+/**
+ * The prefixes listed first: those with tasks erred or without a worker (a
+ * stuck graph), then those with the most tasks to go, then the most tasks.
+ */
+function prefixRank(a: PrefixRow, b: PrefixRow): number {
+  const stuck = (p: PrefixRow) => Number((p.counts.erred ?? 0) + (p.counts["no-worker"] ?? 0) > 0);
+  const total = (p: PrefixRow) => STATES.reduce((n, st) => n + (p.counts[st] ?? 0), 0);
+  const toGo = (p: PrefixRow) => total(p) - (p.counts.memory ?? 0);
+  return stuck(b) - stuck(a) || toGo(b) - toGo(a) || total(b) - total(a);
+}
+
+/** The line under a table that lists only its top rows. */
+function moreNote(more: number, what: string): string {
+  return more === 0 ? "" : `<p class="note">${escapeHtml(`and ${more} more ${what}`)}</p>\n`;
+}
+
 /** The page. */
 export function renderStatusPage(snap: StatusSnapshot): string {
+  const shownWorkers = topRows(snap.workers, WORKER_ROWS, workerRank);
+  const shownPrefixes = topRows(snap.prefixes, PREFIX_ROWS, prefixRank);
   // A name column when some worker has a name.
-  const named = snap.workers.some((w) => typeof w.name === "string");
+  const named = shownWorkers.shown.some((w) => typeof w.name === "string");
   const workers = table(
     [
       "worker",
@@ -116,9 +161,8 @@ export function renderStatusPage(snap: StatusSnapshot): string {
       "memory limit",
       "memory",
     ],
-    snap.workers.map((w) => {
-      // The process's memory as measured, else the bytes of its results.
-      const used = w.memory ?? w.bytes;
+    shownWorkers.shown.map((w) => {
+      const used = memoryUsed(w);
       const what = `${w.memory != null ? "process memory" : "results"} ${formatBytes(used)}`;
       return [
         wrappingText(w.address),
@@ -141,7 +185,7 @@ export function renderStatusPage(snap: StatusSnapshot): string {
   );
   const tasks = table(
     ["prefix", "progress", ...STATES, "bytes in memory"],
-    snap.prefixes.map((p) => [
+    shownPrefixes.shown.map((p) => [
       wrappingText(p.prefix),
       new Html(progressBar(p.counts)),
       ...STATES.map((st) => String(p.counts[st] ?? 0)),
@@ -152,21 +196,24 @@ export function renderStatusPage(snap: StatusSnapshot): string {
     snap.now === undefined
       ? ""
       : `<h2>Task stream</h2>
-${recentTaskStreamSvg(snap.stream ?? [], snap.now, STREAM_WINDOW_SECONDS)}
+${recentTaskStreamSvg(snap.stream ?? [], snap.now, STREAM_WINDOW_SECONDS, STREAM_WORKERS)}
 <p class="legend">computes coloured by prefix (black: erred); red: transfers of their inputs; orange: disk reads</p>
 `;
   const recent = table(
     ["key", "worker", "status", "seconds computing", "result bytes"],
-    [...snap.recent].reverse().map((r) => {
-      const compute = r.startstops.find((ss) => ss.action === "compute");
-      return [
-        wrappingText(r.key),
-        wrappingText(r.worker),
-        r.status,
-        compute === undefined ? "" : (compute.stop - compute.start).toFixed(4),
-        r.nbytes === null ? "" : String(r.nbytes),
-      ];
-    }),
+    snap.recent
+      .slice(-RECENT_RUNS)
+      .reverse()
+      .map((r) => {
+        const compute = r.startstops.find((ss) => ss.action === "compute");
+        return [
+          wrappingText(r.key),
+          wrappingText(r.worker),
+          r.status,
+          compute === undefined ? "" : (compute.stop - compute.start).toFixed(4),
+          r.nbytes === null ? "" : String(r.nbytes),
+        ];
+      }),
   );
   const title = `weft scheduler ${snap.address}`;
   return htmlPage(
@@ -174,9 +221,9 @@ ${recentTaskStreamSvg(snap.stream ?? [], snap.now, STREAM_WINDOW_SECONDS)}
     `<p>status ${escapeHtml(snap.status)}, ${snap.workers.length} workers, ${snap.clients} clients (this page refreshes every 2 s; <a href="/metrics">metrics</a>)</p>
 <h2>Workers</h2>
 ${workers}
-<h2>Tasks by prefix and state</h2>
+${moreNote(shownWorkers.more, "workers, not shown: those paused or retiring first, then those using the most of their memory limit; /json/identity.json and weft status list them all")}<h2>Tasks by prefix and state</h2>
 ${tasks}
-<p class="legend">${progressLegend()}</p>
+${moreNote(shownPrefixes.more, "prefixes, not shown: those with tasks erred or without a worker first, then those with the most tasks not yet in memory, then the most tasks")}<p class="legend">${progressLegend()}</p>
 ${stream}<h2>Last task runs</h2>
 ${recent}
 `,
