@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { renderWorkerStatusPage, type WorkerStatusSnapshot } from "./statusPage.ts";
+import { newWs } from "./state/testing.ts";
+import {
+  renderWorkerStatusPage,
+  type WorkerStatusSnapshot,
+  type WorkerView,
+  workerStatusSnapshot,
+} from "./statusPage.ts";
 
 const SNAPSHOT: WorkerStatusSnapshot = {
   address: "tcp://10.0.0.2:4000",
@@ -16,7 +22,7 @@ const SNAPSHOT: WorkerStatusSnapshot = {
     { key: "inc-2", state: "long-running" },
   ],
   executingCount: 40,
-  incoming: [{ peer: "tcp://10.0.0.3:4000", keys: ["a", "b", "c", "d", "e", "f", "g"] }],
+  incoming: [{ peer: "tcp://10.0.0.3:4000", keys: ["a", "b", "c", "d", "e"], keyCount: 7 }],
   incomingBytes: 3 * 1024 ** 2,
   outgoingCount: 1,
   outgoingBytes: 512,
@@ -57,7 +63,7 @@ describe("a worker's /status page", () => {
       ...SNAPSHOT,
       prefixes: [{ prefix: "p".repeat(50), counts: { executing: 1 } }],
       executing: [{ key, state: "executing" }],
-      incoming: [{ peer: "tcp://10.0.0.3:4000", keys: [key] }],
+      incoming: [{ peer: "tcp://10.0.0.3:4000", keys: [key], keyCount: 1 }],
       transitions: [{ ...SNAPSHOT.transitions[0], key }],
     });
     // A key has no spaces to wrap at: unwrapped, it widened the tables past the window.
@@ -68,6 +74,59 @@ describe("a worker's /status page", () => {
     expect(html).toContain(
       `<tr><td class="chart"><span style="overflow-wrap:anywhere">${"p".repeat(50)}</span></td>`,
     );
+  });
+
+  it("stays small with many prefixes and peers: the top of each table, saying how many more", () => {
+    const prefixes: WorkerStatusSnapshot["prefixes"][number][] = Array.from(
+      { length: 5_000 },
+      (_, i) => ({ prefix: `prefix<${i}>`, counts: { memory: 3 } }),
+    );
+    prefixes[4_321] = { prefix: "prefix<4321>", counts: { error: 1 } };
+    prefixes[2_222] = { prefix: "prefix<2222>", counts: { ready: 50 } };
+    const incoming = Array.from({ length: 200 }, (_, i) => ({
+      peer: `tcp://10.0.1.${i}:4000`,
+      keys: ["a", "b", "c", "d", "e"],
+      keyCount: i === 150 ? 5_000 : 1_000,
+    }));
+    const html = renderWorkerStatusPage({ ...SNAPSHOT, prefixes, incoming });
+    // 5,000 prefixes made a page of over a megabyte, fetched again every 2 s.
+    expect(html.length).toBeLessThan(40_000);
+    expect(html.match(/<tr><td>prefix&#60;/g)).toHaveLength(50);
+    expect(html).toContain("<tr><td>prefix&#60;4321&#62;</td>");
+    expect(html).toContain("<tr><td>prefix&#60;2222&#62;</td>");
+    expect(html).toContain(
+      '<p class="note">and 4950 more prefixes, not shown: those with tasks erred or missing first, then those with the most tasks not yet in memory, then the most tasks</p>',
+    );
+    expect(html).toContain("fetching 3.00 MiB from 200 peers");
+    expect(html.match(/<tr><td>tcp:\/\/10\.0\.1\./g)).toHaveLength(30);
+    expect(html).toContain("<td>tcp://10.0.1.150:4000</td><td>a, b, c, d, e, … (5000)</td>");
+    expect(html).toContain(
+      '<p class="note">and 170 more peers, not shown: those listed are asked for the most keys</p>',
+    );
+  });
+
+  it("reads the first keys fetched from each peer, and how many, not all of them", () => {
+    const state = newWs();
+    state.inFlightWorkers.set(
+      "tcp://10.0.0.3:4000",
+      new Set(Array.from({ length: 1_000 }, (_, i) => `x-${i}`)),
+    );
+    const w = {
+      address: SNAPSHOT.address,
+      options: {
+        name: null,
+        scheduler: SNAPSHOT.scheduler,
+        executor: "piscina",
+        memoryLimit: null,
+      },
+      status: "running",
+      state,
+      spillStats: null,
+      dataServer: { outgoingCount: 0, outgoingBytes: 0 },
+    } as unknown as WorkerView;
+    expect(workerStatusSnapshot(w).incoming).toEqual([
+      { peer: "tcp://10.0.0.3:4000", keys: ["x-0", "x-1", "x-2", "x-3", "x-4"], keyCount: 1_000 },
+    ]);
   });
 
   it("says none where there is nothing, and no bar without a memory limit", () => {

@@ -8,6 +8,7 @@
 
 import { escapeHtml, Html, htmlPage, htmlTable, usageBar, wrappingText } from "../util/html.ts";
 import { formatBytes } from "../util/parseBytes.ts";
+import { topRows } from "../util/topRows.ts";
 import { TASK_STATES, type TaskStateState } from "./state/taskState.ts";
 import type { Worker } from "./worker.ts";
 
@@ -35,8 +36,12 @@ const STATES: readonly TaskStateState[] = [
   "rescheduled",
 ];
 
-/** How many of the executing tasks, and of the last transitions, the page lists. */
+/** How many of the executing tasks, of the peers fetched from, and of the last transitions, the page lists. */
 const LISTED = 30;
+/** How many task prefixes the page lists: 5,000 made a page of 900 kB, refetched every 2 s. */
+const PREFIX_ROWS = 50;
+/** How many of the keys fetched from a peer the page names. */
+const KEYS_NAMED = 5;
 
 /** What the page shows, read from the worker in one go. */
 export interface WorkerStatusSnapshot {
@@ -63,8 +68,12 @@ export interface WorkerStatusSnapshot {
   /** The tasks executing (long-running ones too), at most {@link LISTED}, and how many. */
   readonly executing: readonly { readonly key: string; readonly state: string }[];
   readonly executingCount: number;
-  /** The fetches under way: each peer asked, and the keys asked of it. */
-  readonly incoming: readonly { readonly peer: string; readonly keys: readonly string[] }[];
+  /** The fetches under way: each peer asked, the first keys asked of it, and how many. */
+  readonly incoming: readonly {
+    readonly peer: string;
+    readonly keys: readonly string[];
+    readonly keyCount: number;
+  }[];
   readonly incomingBytes: number;
   /** The transfers this worker serves to peers now. */
   readonly outgoingCount: number;
@@ -131,7 +140,14 @@ export function workerStatusSnapshot(w: WorkerView): WorkerStatusSnapshot {
       .sort((a, b) => (a.prefix < b.prefix ? -1 : a.prefix > b.prefix ? 1 : 0)),
     executing: executing.slice(0, LISTED).map((ts) => ({ key: ts.key, state: ts.state })),
     executingCount: executing.length,
-    incoming: [...state.inFlightWorkers].map(([peer, keys]) => ({ peer, keys: [...keys] })),
+    incoming: [...state.inFlightWorkers].map(([peer, keys]) => {
+      const named: string[] = [];
+      for (const key of keys) {
+        if (named.length === KEYS_NAMED) break;
+        named.push(key);
+      }
+      return { peer, keys: named, keyCount: keys.size };
+    }),
     incomingBytes: state.transferIncomingBytes,
     outgoingCount: w.dataServer.outgoingCount,
     outgoingBytes: w.dataServer.outgoingBytes,
@@ -139,8 +155,28 @@ export function workerStatusSnapshot(w: WorkerView): WorkerStatusSnapshot {
   };
 }
 
+type PrefixRow = WorkerStatusSnapshot["prefixes"][number];
+
+/**
+ * The prefixes listed first: those with tasks erred or missing (no peer has
+ * their input), then those with the most tasks to go, then the most tasks.
+ */
+function prefixRank(a: PrefixRow, b: PrefixRow): number {
+  const stuck = (p: PrefixRow) => Number((p.counts.error ?? 0) + (p.counts.missing ?? 0) > 0);
+  const total = (p: PrefixRow) => STATES.reduce((n, st) => n + (p.counts[st] ?? 0), 0);
+  const toGo = (p: PrefixRow) => total(p) - (p.counts.memory ?? 0);
+  return stuck(b) - stuck(a) || toGo(b) - toGo(a) || total(b) - total(a);
+}
+
+/** The line under a table that lists only its top rows. */
+function moreNote(more: number, what: string): string {
+  return more === 0 ? "" : `<p class="note">${escapeHtml(`and ${more} more ${what}`)}</p>\n`;
+}
+
 /** The page. */
 export function renderWorkerStatusPage(snap: WorkerStatusSnapshot): string {
+  const shownPrefixes = topRows(snap.prefixes, PREFIX_ROWS, prefixRank);
+  const shownPeers = topRows(snap.incoming, LISTED, (a, b) => b.keyCount - a.keyCount);
   const m = snap.memory;
   const memory = htmlTable(
     ["results", "spilled to disk", "process memory", "memory limit", ""],
@@ -162,7 +198,7 @@ export function renderWorkerStatusPage(snap: WorkerStatusSnapshot): string {
   );
   const tasks = htmlTable(
     ["prefix", ...STATES],
-    snap.prefixes.map((p) => [
+    shownPrefixes.shown.map((p) => [
       wrappingText(p.prefix),
       ...STATES.map((st) => String(p.counts[st] ?? 0)),
     ]),
@@ -177,11 +213,11 @@ export function renderWorkerStatusPage(snap: WorkerStatusSnapshot): string {
       : "";
   const incoming = htmlTable(
     ["from peer", "keys"],
-    snap.incoming.map((f) => [
+    shownPeers.shown.map((f) => [
       wrappingText(f.peer),
       wrappingText(
-        f.keys.length > 5
-          ? `${f.keys.slice(0, 5).join(", ")}, … (${f.keys.length})`
+        f.keyCount > KEYS_NAMED
+          ? `${f.keys.slice(0, KEYS_NAMED).join(", ")}, … (${f.keyCount})`
           : f.keys.join(", "),
       ),
     ]),
@@ -204,12 +240,12 @@ export function renderWorkerStatusPage(snap: WorkerStatusSnapshot): string {
 ${memory}
 <h2>Tasks by prefix and state</h2>
 ${tasks}
-<h2>Executing (${snap.executingCount})</h2>
+${moreNote(shownPrefixes.more, "prefixes, not shown: those with tasks erred or missing first, then those with the most tasks not yet in memory, then the most tasks")}<h2>Executing (${snap.executingCount})</h2>
 ${executing}
 ${more}<h2>Transfers</h2>
 <p>fetching ${formatBytes(snap.incomingBytes)} from ${snap.incoming.length} peers; serving ${snap.outgoingCount} transfers (${formatBytes(snap.outgoingBytes)}) to peers</p>
 ${incoming}
-<h2>Last transitions</h2>
+${moreNote(shownPeers.more, "peers, not shown: those listed are asked for the most keys")}<h2>Last transitions</h2>
 ${transitions}
 `,
     { refreshSeconds: 2 },
