@@ -120,6 +120,19 @@ describe("the /status page's charts", () => {
     expect(svg).toContain(">tcp://&#60;w&#62;:1</text>");
   });
 
+  it("names at most the first 100 characters of a long key on hover", () => {
+    const key = `${"k<".repeat(500)}-1`;
+    const svg = recentTaskStreamSvg(
+      [run(key, "w", 9.5, 9.9, { startstops: [{ action: "transfer", start: 9, stop: 9.4 }] })],
+      10,
+      20,
+    );
+    // 2,000 runs of 1,000-character keys made a task stream of 2.2 MB.
+    const cut = `${"k&#60;".repeat(50)}…`;
+    expect(rects(svg).map((b) => b.title)).toEqual([`transfer for ${cut}: 0.4000 s`]);
+    expect(svg.length).toBeLessThan(1_200);
+  });
+
   it("cuts a long worker address in the middle to fit its label, all of it on hover", () => {
     const worker = "tcp://ip-172-31-45-123.eu-west-1.compute.internal:38421";
     const svg = recentTaskStreamSvg([run("inc-1", worker, 9.5, 9.9)], 10, 20);

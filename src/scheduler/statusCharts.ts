@@ -6,6 +6,7 @@
  */
 
 import type { TaskStreamRecord } from "../protocol/messagesSession.ts";
+import { cutText } from "../util/cutText.ts";
 import { cssPercent, escapeHtml } from "../util/html.ts";
 import { keySplit } from "../util/keySplit.ts";
 import { topRows } from "../util/topRows.ts";
@@ -153,6 +154,13 @@ export function recentTaskStreamSvg(
   );
 }
 
+/**
+ * The most characters of a key a bar names on hover: the picture has a bar
+ * for each of up to thousands of runs, and 2,000 runs of 1,000-character keys
+ * made a picture of 2.2 MB.
+ */
+const TITLE_KEY_CHARS = 100;
+
 /** How {@link taskStreamSvg} labels its picture. */
 export interface StreamLabels {
   /** The text of the axis's tick `t` seconds after the window's start. */
@@ -185,6 +193,7 @@ export function taskStreamSvg(
   const byWorker = new Map<string, StreamBar[]>();
   for (const r of records) {
     const prefix = keySplit(r.key);
+    const key = cutText(r.key, TITLE_KEY_CHARS);
     for (const ss of r.startstops) {
       if (ss.stop < from || ss.start > to || ss.stop < ss.start) continue;
       const compute = ss.action === "compute";
@@ -200,7 +209,7 @@ export function taskStreamSvg(
             : prefixColour(prefix)
           : (ACTION_COLOURS.get(ss.action) ?? "#7f7f7f"),
         kind: compute ? `${prefix}${erred ? " (erred)" : ""}` : `${ss.action} for ${prefix}`,
-        title: `${compute ? `${r.key} (${r.status})` : `${ss.action} for ${r.key}`}: ${(ss.stop - ss.start).toFixed(4)} s`,
+        title: `${compute ? `${key} (${r.status})` : `${ss.action} for ${key}`}: ${(ss.stop - ss.start).toFixed(4)} s`,
         seconds: ss.stop - ss.start,
       });
     }
