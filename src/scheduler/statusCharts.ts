@@ -223,7 +223,7 @@ export function taskStreamSvg(
     worker,
     busy: bars.reduce((sum, bar) => sum + (bar.stop - bar.start), 0),
   }));
-  const workers = topRows(busiest, maxWorkers, (a, b) => b.busy - a.busy)
+  const workers = topRows(busiest, maxWorkers, (w) => [w.busy])
     .shown.map((w) => w.worker)
     .sort();
   const more = byWorker.size - workers.length;

@@ -118,24 +118,19 @@ type PrefixRow = StatusSnapshot["prefixes"][number];
 const memoryUsed = (w: WorkerRow) => w.memory ?? w.bytes;
 
 /** The workers listed first: those paused or retiring, then those nearest their memory limit. */
-function workerRank(a: WorkerRow, b: WorkerRow): number {
-  const fraction = (w: WorkerRow) => (w.memoryLimit ? memoryUsed(w) / w.memoryLimit : 0);
-  return (
-    Number(b.status !== "running") - Number(a.status !== "running") ||
-    fraction(b) - fraction(a) ||
-    memoryUsed(b) - memoryUsed(a)
-  );
+function workerRank(w: WorkerRow): number[] {
+  const used = memoryUsed(w);
+  return [Number(w.status !== "running"), w.memoryLimit ? used / w.memoryLimit : 0, used];
 }
 
 /**
  * The prefixes listed first: those with tasks erred or without a worker (a
  * stuck graph), then those with the most tasks to go, then the most tasks.
  */
-function prefixRank(a: PrefixRow, b: PrefixRow): number {
-  const stuck = (p: PrefixRow) => Number((p.counts.erred ?? 0) + (p.counts["no-worker"] ?? 0) > 0);
-  const total = (p: PrefixRow) => STATES.reduce((n, st) => n + (p.counts[st] ?? 0), 0);
-  const toGo = (p: PrefixRow) => total(p) - (p.counts.memory ?? 0);
-  return stuck(b) - stuck(a) || toGo(b) - toGo(a) || total(b) - total(a);
+function prefixRank(p: PrefixRow): number[] {
+  const stuck = (p.counts.erred ?? 0) + (p.counts["no-worker"] ?? 0) > 0;
+  const total = STATES.reduce((n, st) => n + (p.counts[st] ?? 0), 0);
+  return [Number(stuck), total - (p.counts.memory ?? 0), total];
 }
 
 /** The line under a table that lists only its top rows. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { topRows } from "./topRows.ts";
 
 describe("topRows", () => {
-  const byValueDown = (a: { v: number }, b: { v: number }) => b.v - a.v;
+  const byValueDown = (r: { v: number }) => [r.v];
 
   it("keeps the rows ranked first, in their order, and counts the others", () => {
     const rows = [
@@ -14,6 +14,20 @@ describe("topRows", () => {
     const { shown, more } = topRows(rows, 2, byValueDown);
     expect(shown.map((r) => r.k)).toEqual(["b", "d"]);
     expect(more).toBe(2);
+  });
+
+  it("ranks by the first number, then the next", () => {
+    const rows = [
+      [0, 5],
+      [1, 0],
+      [0, 9],
+      [0, 7],
+    ];
+    expect(topRows(rows, 3, (r) => r).shown).toEqual([
+      [1, 0],
+      [0, 9],
+      [0, 7],
+    ]);
   });
 
   it("keeps the first of rows ranked alike, and all rows within the limit", () => {

@@ -161,11 +161,10 @@ type PrefixRow = WorkerStatusSnapshot["prefixes"][number];
  * The prefixes listed first: those with tasks erred or missing (no peer has
  * their input), then those with the most tasks to go, then the most tasks.
  */
-function prefixRank(a: PrefixRow, b: PrefixRow): number {
-  const stuck = (p: PrefixRow) => Number((p.counts.error ?? 0) + (p.counts.missing ?? 0) > 0);
-  const total = (p: PrefixRow) => STATES.reduce((n, st) => n + (p.counts[st] ?? 0), 0);
-  const toGo = (p: PrefixRow) => total(p) - (p.counts.memory ?? 0);
-  return stuck(b) - stuck(a) || toGo(b) - toGo(a) || total(b) - total(a);
+function prefixRank(p: PrefixRow): number[] {
+  const stuck = (p.counts.error ?? 0) + (p.counts.missing ?? 0) > 0;
+  const total = STATES.reduce((n, st) => n + (p.counts[st] ?? 0), 0);
+  return [Number(stuck), total - (p.counts.memory ?? 0), total];
 }
 
 /** The line under a table that lists only its top rows. */
@@ -176,7 +175,7 @@ function moreNote(more: number, what: string): string {
 /** The page. */
 export function renderWorkerStatusPage(snap: WorkerStatusSnapshot): string {
   const shownPrefixes = topRows(snap.prefixes, PREFIX_ROWS, prefixRank);
-  const shownPeers = topRows(snap.incoming, LISTED, (a, b) => b.keyCount - a.keyCount);
+  const shownPeers = topRows(snap.incoming, LISTED, (f) => [f.keyCount]);
   const m = snap.memory;
   const memory = htmlTable(
     ["results", "spilled to disk", "process memory", "memory limit", ""],
