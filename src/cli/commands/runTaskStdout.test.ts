@@ -4,9 +4,10 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { afterAll, expect, it } from "vitest";
-import { testContext } from "../testContext.ts";
+import { Sink, testContext } from "../testContext.ts";
 import { runGraph } from "./runAction.ts";
 
 const WEFT_BIN = fileURLToPath(new URL("../../../bin/weft.js", import.meta.url));
@@ -93,3 +94,63 @@ it("a line written once the answer is out (an inline task's timer, the graph mod
   expect(err).toContain("task timer\n");
   expect(err).toContain("module timer\n");
 }, 60_000);
+
+/** A stderr whose reader lags, taking a write a millisecond: the most ever waiting in it is kept. */
+class LaggingStderr extends Writable {
+  text = "";
+  most = 0;
+  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
+    this.most = Math.max(this.most, this.writableLength);
+    this.text += chunk.toString();
+    setTimeout(done, 1);
+  }
+}
+
+/**
+ * A graph module whose task (`name`: one process defines a task name once) writes
+ * `mb` MB to stdout, waiting for `drain` as a careful writer does.
+ */
+function spewModule(name: string, mb: number): string {
+  const file = join(dir, `${name}.mjs`);
+  writeFileSync(
+    file,
+    `import { defineTask } from ${JSON.stringify(WEFT_INDEX)};\n` +
+      `export const spew = defineTask(${JSON.stringify(name)}, async (mb) => {\n` +
+      `  for (let i = 0; i < mb * 16; i++) {\n` +
+      `    const line = \`\${i} \${"x".repeat(65530)}\\n\`;\n` +
+      `    if (!process.stdout.write(line)) await new Promise((r) => process.stdout.once("drain", r));\n` +
+      `  }\n` +
+      `  return mb;\n` +
+      `});\n` +
+      `export const graph = { a: [${JSON.stringify(name)}, ${mb}] };\n`,
+  );
+  return file;
+}
+
+for (const executor of ["inline", "threads"] as const) {
+  it(`${executor}: a task's stdout diverted to a stderr read slowly waits for it, rather than piling up in memory`, async () => {
+    const stderr = new LaggingStderr();
+    const ctx = { stdout: new Sink(), stderr, exitCode: 0 };
+    await runGraph(
+      spewModule(`spew_${executor}`, 2),
+      {
+        tasks: [],
+        upload: [],
+        key: [],
+        progress: false,
+        logLevel: "error",
+        executor,
+        workers: "1",
+      },
+      ctx,
+    );
+    expect({ code: ctx.exitCode, out: ctx.stdout.text }).toEqual({
+      code: 0,
+      out: `${JSON.stringify({ a: 2 }, null, 2)}\n`,
+    });
+    // Before, the task's writes were all taken at once: 2 MB waited in stderr.
+    expect(stderr.most).toBeLessThan(256 * 1024);
+    const lines = stderr.text.split("\n").filter((l) => /^\d+ x/.test(l));
+    expect(lines.map((l) => Number(l.split(" ")[0]))).toEqual([...Array(32).keys()]);
+  }, 60_000);
+}

@@ -16,10 +16,14 @@ export interface StdoutDiversion {
 
 /**
  * Send what is written to `stream` (the process's stdout) to `to` until
- * `restore()`. Every write is reported taken: a pool thread's stdout is piped
- * here, and a pipe told to wait would wait for a `drain` of `stream`, which
- * writes nothing meanwhile, holding the thread's output and with it the result
- * of its task (the thread hands its output over before its result).
+ * `restore()`, with `to`'s backpressure: a write says what `to`'s write says,
+ * and `stream` emits `drain` once `to` has. A pool thread's stdout is piped
+ * here and waits for that `drain` when told to; reported taken every time, it
+ * never waited, and what a task printed faster than stderr's reader read piled
+ * up in this process's memory, without limit. A `to` that is closed (stderr's
+ * reader gone) drains nothing: its `close` stands for the `drain`, and writes
+ * to it are taken, as they go nowhere, so that no writer waits for good (a pool
+ * thread hands its output over before its task's result).
  */
 export function divertStdout(
   stream: NodeJS.WritableStream,
@@ -27,9 +31,22 @@ export function divertStdout(
 ): StdoutDiversion {
   const own = Object.getOwnPropertyDescriptor(stream, "write");
   const original = stream.write;
+  let waiting = false;
+  const drained = (): void => {
+    waiting = false;
+    to.off("drain", drained);
+    to.off("close", drained);
+    stream.emit("drain");
+  };
   stream.write = ((...args: Parameters<NodeJS.WritableStream["write"]>) => {
-    (to.write as (...a: typeof args) => boolean)(...args);
-    return true;
+    const taken = (to.write as (...a: typeof args) => boolean)(...args);
+    if (taken || isClosed(to)) return true;
+    if (!waiting) {
+      waiting = true;
+      to.on("drain", drained);
+      to.on("close", drained);
+    }
+    return false;
   }) as NodeJS.WritableStream["write"];
   return {
     write(target, text) {
@@ -37,8 +54,14 @@ export function divertStdout(
       else target.write(text);
     },
     restore() {
+      // A writer still waiting gets its drain from `to`, where its lines are.
       if (own === undefined) delete (stream as { write?: unknown }).write;
       else Object.defineProperty(stream, "write", own);
     },
   };
+}
+
+/** Whether `s` is destroyed: it emits no `drain` any more. */
+function isClosed(s: NodeJS.WritableStream): boolean {
+  return (s as { destroyed?: unknown }).destroyed === true;
 }
