@@ -9,7 +9,7 @@ import { stuckStartLog } from "./stuckStartTasks.ts";
 import { startingWorkers } from "./testStartingWorkers.ts";
 import type { Worker } from "./worker.ts";
 
-const { dir, worker, scheduler } = startingWorkers("weft-worker-start-deadline-");
+const { dir, worker, scheduler, warmImports } = startingWorkers("weft-worker-start-deadline-");
 
 /** How `start()` ended: its error (or "started"), and after how long (ms). */
 async function startOutcome(w: Worker): Promise<{ error: string; ms: number }> {
@@ -32,6 +32,9 @@ describe("deathTimeoutMs bounds the whole start, as Dask's Server.start", {
     const mod = join(dir, "stuck.mjs");
     const marks = join(dir, "stuck-marks.txt");
     writeStuckSetupPreload(mod, marks);
+    // Warm: else the deadline may come while the start still imports them (the executor
+    // step, or the preload's import before there is a weftSetup to tear down).
+    await warmImports(pathToFileURL(mod).href);
     const s = await scheduler();
     const w = worker(s.address, { preload: [mod], deathTimeoutMs: 400 });
     const { error, ms } = await startOutcome(w);
