@@ -1,8 +1,10 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { pino } from "pino";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { importModule } from "../util/importModule.ts";
 import { LocalCluster } from "./localCluster.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "weft-cluster-stuck-"));
@@ -106,6 +108,9 @@ export function weftSetup() { return new Promise(() => {}); }
 export function weftTeardown() { writeFileSync(${JSON.stringify(tornDown)}, ""); }
 `,
     );
+    // Imported as the scheduler does: else its first import may outlast the deadline on a
+    // loaded host, leaving no weftSetup begun and so no weftTeardown to run.
+    await importModule(pathToFileURL(preload).href);
     await expect(
       LocalCluster.start({
         workers: 1,
