@@ -15,6 +15,16 @@ afterEach(async () => {
 });
 
 const silent = () => pino({ level: "silent" });
+
+/**
+ * Import the preload at `path` as a start does, so that a short start deadline
+ * is not spent on its first import (slow on a loaded host) before its
+ * weftSetup, the step the test bounds, has begun.
+ */
+async function warmed(path: string): Promise<string> {
+  await importModule(pathToFileURL(path).href);
+  return path;
+}
 const never = () => new Promise(() => {});
 
 /**
@@ -108,9 +118,8 @@ export function weftSetup() { return new Promise(() => {}); }
 export function weftTeardown() { writeFileSync(${JSON.stringify(tornDown)}, ""); }
 `,
     );
-    // Imported as the scheduler does: else its first import may outlast the deadline on a
-    // loaded host, leaving no weftSetup begun and so no weftTeardown to run.
-    await importModule(pathToFileURL(preload).href);
+    // Warm: else the deadline may come during its import, with no weftSetup begun to tear down.
+    await warmed(preload);
     await expect(
       LocalCluster.start({
         workers: 1,
@@ -132,6 +141,8 @@ export function weftTeardown() { writeFileSync(${JSON.stringify(tornDown)}, "");
       preload,
       'export function weftSetup(w) { return w.options.name === "0" ? undefined : new Promise(() => {}); }\n',
     );
+    // Warm: else worker "0" may still be importing it at the deadline.
+    await warmed(preload);
     const start = (workers: number) =>
       LocalCluster.start({
         workers,
@@ -165,6 +176,7 @@ defineTask("stuck.pluginFactory", () => ({ setup: () => new Promise(() => {}) })
       preload,
       'export function weftSetup(s) { s.workerPlugins.push({ name: "stuck", fn: "stuck.pluginFactory", args: [] }); }\n',
     );
+    await warmed(preload);
     await expect(
       LocalCluster.start({
         workers: 2,
@@ -187,6 +199,8 @@ defineTask("stuck.pluginFactory", () => ({ setup: () => new Promise(() => {}) })
 export function weftTeardown() { return new Promise((resolve) => setTimeout(resolve, 1_000)); }
 `,
     );
+    // Warm: else the deadline may come during its import, before its weftSetup failed.
+    await warmed(preload);
     const tearingDown =
       "tearing down its preload modules, preload file:\\/\\/.*failing-setup\\.mjs having failed: no GPU here; everything started was closed$";
     for (const [part, still] of [

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { refusingAddress, writeStuckSetupPreload } from "../cli/testContext.ts";
 import type { NannyLink } from "./nannyLink.ts";
 import { StartDeadline } from "./startDeadline.ts";
@@ -28,12 +28,14 @@ const PREFIX =
 describe("deathTimeoutMs bounds the whole start, as Dask's Server.start", {
   timeout: 15_000,
 }, () => {
+  // Each test bounds a step after the executor's: its cold import must not use up the deadline.
+  beforeAll(() => warmImports());
+
   it("a preload whose weftSetup never resolves: start() rejects at the deadline, saying so, the preload torn down", async () => {
     const mod = join(dir, "stuck.mjs");
     const marks = join(dir, "stuck-marks.txt");
     writeStuckSetupPreload(mod, marks);
-    // Warm: else the deadline may come while the start still imports them (the executor
-    // step, or the preload's import before there is a weftSetup to tear down).
+    // Warm: else the deadline may come during its import, with no weftSetup begun to tear down.
     await warmImports(pathToFileURL(mod).href);
     const s = await scheduler();
     const w = worker(s.address, { preload: [mod], deathTimeoutMs: 400 });
