@@ -1,6 +1,6 @@
-import type { NetworkInterfaceInfo } from "node:os";
 import { networkInterfaces } from "node:os";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { machineWithInterfaces, nic } from "../util/testMachine.ts";
 import { contactAddressFor, externalIPv4, reachableAddressFor } from "./contactAddress.ts";
 
 vi.mock("node:os", async (importOriginal) => {
@@ -10,19 +10,6 @@ vi.mock("node:os", async (importOriginal) => {
 afterEach(() => {
   vi.mocked(networkInterfaces).mockReset();
 });
-
-/** An interface address as `os.networkInterfaces()` lists it. */
-function nic(address: string, internal = false): NetworkInterfaceInfo {
-  const common = { address, netmask: "", mac: "00:00:00:00:00:00", internal, cidr: null };
-  return address.includes(":")
-    ? { ...common, family: "IPv6", scopeid: address.startsWith("fe80") ? 2 : 0 }
-    : { ...common, family: "IPv4" };
-}
-
-/** This machine, as far as the code under test sees, has these interfaces. */
-function machine(interfaces: Record<string, NetworkInterfaceInfo[]>): void {
-  vi.mocked(networkInterfaces).mockReturnValue(interfaces);
-}
 
 const LOOPBACK = [nic("127.0.0.1", true), nic("::1", true)];
 
@@ -37,14 +24,14 @@ describe("contactAddressFor", () => {
     expect(contactAddressFor("tcp://[::]:4000")).toBe(`tcp://${externalIPv4()}:4000`);
   });
   it("falls back to 127.0.0.1 on a machine without a network", () => {
-    machine({ lo: LOOPBACK });
+    machineWithInterfaces({ lo: LOOPBACK });
     expect(contactAddressFor("tcp://0.0.0.0:4000")).toBe("tcp://127.0.0.1:4000");
   });
 });
 
 describe("reachableAddressFor", () => {
   it("is null for a concrete or non-TCP address", () => {
-    machine({ lo: LOOPBACK, eth0: [nic("10.0.0.5")] });
+    machineWithInterfaces({ lo: LOOPBACK, eth0: [nic("10.0.0.5")] });
     expect(reachableAddressFor("tcp://127.0.0.1:8786")).toBeNull();
     expect(reachableAddressFor("tcp://10.0.0.5:8786")).toBeNull();
     expect(reachableAddressFor("tcp://[::1]:8786")).toBeNull();
@@ -52,7 +39,7 @@ describe("reachableAddressFor", () => {
   });
 
   it("for 0.0.0.0, the first non-internal IPv4 address, on the same port", () => {
-    machine({
+    machineWithInterfaces({
       lo: LOOPBACK,
       eth0: [nic("fe80::1"), nic("2001:db8::5"), nic("10.0.0.5")],
       eth1: [nic("192.168.1.7")],
@@ -61,20 +48,23 @@ describe("reachableAddressFor", () => {
   });
 
   it("for [::], the first non-internal IPv6 address that is not link-local", () => {
-    machine({ lo: LOOPBACK, eth0: [nic("10.0.0.5"), nic("fe80::1"), nic("2001:db8::5")] });
+    machineWithInterfaces({
+      lo: LOOPBACK,
+      eth0: [nic("10.0.0.5"), nic("fe80::1"), nic("2001:db8::5")],
+    });
     expect(reachableAddressFor("tcp://[::]:8786")).toBe("tcp://[2001:db8::5]:8786");
   });
 
   it("for [::] without such an IPv6 address, the IPv4 one ([::] listens on both)", () => {
-    machine({ lo: LOOPBACK, eth0: [nic("fe80::1"), nic("10.0.0.5")] });
+    machineWithInterfaces({ lo: LOOPBACK, eth0: [nic("fe80::1"), nic("10.0.0.5")] });
     expect(reachableAddressFor("tcp://[::]:8786")).toBe("tcp://10.0.0.5:8786");
   });
 
   it("is null on a machine without a network", () => {
-    machine({ lo: LOOPBACK });
+    machineWithInterfaces({ lo: LOOPBACK });
     expect(reachableAddressFor("tcp://0.0.0.0:8786")).toBeNull();
     expect(reachableAddressFor("tcp://[::]:8786")).toBeNull();
-    machine({ lo: LOOPBACK, eth0: [nic("fe80::1")] });
+    machineWithInterfaces({ lo: LOOPBACK, eth0: [nic("fe80::1")] });
     expect(reachableAddressFor("tcp://[::]:8786")).toBeNull();
   });
 });

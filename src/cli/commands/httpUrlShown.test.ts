@@ -1,5 +1,6 @@
-import { type NetworkInterfaceInfo, networkInterfaces } from "node:os";
+import { networkInterfaces } from "node:os";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { machine } from "../../util/testMachine.ts";
 import { httpUrlShown, reachableHttpUrl } from "./httpUrlShown.ts";
 
 vi.mock("node:os", async (importOriginal) => {
@@ -9,20 +10,6 @@ vi.mock("node:os", async (importOriginal) => {
 afterEach(() => {
   vi.mocked(networkInterfaces).mockReset();
 });
-
-/** This machine: loopback, and `eth0` with `addresses`. */
-function machine(...addresses: string[]): void {
-  const nic = (address: string, internal: boolean): NetworkInterfaceInfo => {
-    const common = { address, netmask: "", mac: "00:00:00:00:00:00", internal, cidr: null };
-    return address.includes(":")
-      ? { ...common, family: "IPv6", scopeid: 0 }
-      : { ...common, family: "IPv4" };
-  };
-  vi.mocked(networkInterfaces).mockReturnValue({
-    lo: [nic("127.0.0.1", true), nic("::1", true)],
-    ...(addresses.length > 0 ? { eth0: addresses.map((a) => nic(a, false)) } : {}),
-  });
-}
 
 describe("httpUrlShown", () => {
   it.each([

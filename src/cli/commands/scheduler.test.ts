@@ -1,11 +1,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { type NetworkInterfaceInfo, networkInterfaces, tmpdir } from "node:os";
+import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { pino } from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { Client } from "../../client/client.ts";
 import type { ResolvedSchedulerOptions } from "../../scheduler/schedulerOptions.ts";
+import { machine } from "../../util/testMachine.ts";
 import { testContext as context, runWeft } from "../testContext.ts";
 import { runScheduler } from "./schedulerAction.ts";
 import { schedulerRefusal } from "./testSchedulerRefusal.ts";
@@ -17,20 +18,6 @@ vi.mock("node:os", async (importOriginal) => {
 afterEach(() => {
   vi.mocked(networkInterfaces).mockReset();
 });
-
-/** This machine, as far as `weft scheduler` sees: loopback, and `eth0` with `addresses`. */
-function machine(...addresses: string[]): void {
-  const nic = (address: string, internal: boolean): NetworkInterfaceInfo => {
-    const common = { address, netmask: "", mac: "00:00:00:00:00:00", internal, cidr: null };
-    return address.includes(":")
-      ? { ...common, family: "IPv6", scopeid: 0 }
-      : { ...common, family: "IPv4" };
-  };
-  vi.mocked(networkInterfaces).mockReturnValue({
-    lo: [nic("127.0.0.1", true), nic("::1", true)],
-    ...(addresses.length > 0 ? { eth0: addresses.map((a) => nic(a, false)) } : {}),
-  });
-}
 
 /** Run `weft scheduler --listen <listen>` until it has printed its address; returns the line. */
 async function startupLine(listen: string): Promise<{ line: string; address: string }> {
