@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { type AddressInfo, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
@@ -18,13 +17,13 @@ import {
   testContext as context,
   runWeft as weft,
 } from "../testContext.ts";
+import { weftProcess } from "../testWeftProcess.ts";
 import { main } from "../weft.ts";
 import { runScheduler } from "./schedulerAction.ts";
 import { runWorker } from "./workerAction.ts";
 
 const BENCH_TASKS = fileURLToPath(new URL("../../bench/clusterTasks.ts", import.meta.url));
 const GRAPH_MODULE = fileURLToPath(new URL("./testGraph.ts", import.meta.url));
-const WEFT_BIN = fileURLToPath(new URL("../../../bin/weft.js", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "weft-run-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -161,16 +160,13 @@ describe("weft run, scheduler, worker", () => {
     // In process the test runner holds the event loop: a profiler waiting for the pool
     // threads' inspector answers, which hold none, once let `weft run` end with exit 13.
     const path = join(dir, "threads.cpuprofile");
-    const child = spawn(
-      process.execPath,
-      [WEFT_BIN, "run", jsonFile("prof3.json", GRAPH), "--no-progress", "--profile", path],
-      { stdio: ["ignore", "pipe", "pipe"] },
-    );
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
-    const code = await new Promise((resolve) => child.on("exit", resolve));
+    const { code, out, err } = await weftProcess([
+      "run",
+      jsonFile("prof3.json", GRAPH),
+      "--no-progress",
+      "--profile",
+      path,
+    ]);
     expect({ code, err }).toMatchObject({ code: 0, err: expect.stringMatching(/written to/) });
     expect(JSON.parse(out)).toEqual({ b: 12, even: [0, 2, 4] });
     expect(err).toMatch(/^weft run: profile of [3-9] threads written to .*threads\.cpuprofile/);
@@ -182,14 +178,15 @@ describe("weft run, scheduler, worker", () => {
     const tasks = fileURLToPath(new URL("../../client/profileTestTasks.ts", import.meta.url));
     const path = join(dir, "inline.cpuprofile");
     const graph = jsonFile("spin.json", { graph: { s: ["spinFor", 300] }, tasks: [tasks] });
-    const child = spawn(
-      process.execPath,
-      [WEFT_BIN, "run", graph, "--executor", "inline", "--no-progress", "--profile", path],
-      { stdio: ["ignore", "pipe", "pipe"] },
-    );
-    let err = "";
-    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
-    const code = await new Promise((resolve) => child.on("exit", resolve));
+    const { code, err } = await weftProcess([
+      "run",
+      graph,
+      "--executor",
+      "inline",
+      "--no-progress",
+      "--profile",
+      path,
+    ]);
     expect({ code, err }).toMatchObject({ code: 0, err: expect.stringMatching(/written to/) });
     const written = JSON.parse(readFileSync(path, "utf8")) as {
       nodes: { callFrame: { functionName: string; url: string; lineNumber: number } }[];

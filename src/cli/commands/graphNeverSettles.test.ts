@@ -5,14 +5,12 @@
  * end the process on a promise rejected unhandled as the module loads.
  */
 
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, expect, it } from "vitest";
+import { weftProcess } from "../testWeftProcess.ts";
 
-const WEFT_BIN = fileURLToPath(new URL("../../../bin/weft.js", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "weft-graph-never-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -20,12 +18,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 async function runModule(name: string, source: string): Promise<{ code: unknown; err: string }> {
   const file = join(dir, name);
   writeFileSync(file, source);
-  const child = spawn(process.execPath, [WEFT_BIN, "run", file, "--no-progress"], {
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  let err = "";
-  child.stderr.on("data", (d: Buffer) => (err += d.toString()));
-  const code = await new Promise((resolve) => child.on("exit", resolve));
+  const { code, err } = await weftProcess(["run", file, "--no-progress"]);
   return { code, err: err.replace(file, name) };
 }
 

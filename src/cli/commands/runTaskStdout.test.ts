@@ -1,16 +1,14 @@
 /** `weft run`'s stdout holds its answer alone: what tasks and graph modules write there goes to stderr. */
 
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
-import { fileURLToPath } from "node:url";
 import { afterAll, expect, it } from "vitest";
 import { Sink, testContext } from "../testContext.ts";
+import { weftProcess } from "../testWeftProcess.ts";
 import { runGraph } from "./runAction.ts";
 
-const WEFT_BIN = fileURLToPath(new URL("../../../bin/weft.js", import.meta.url));
 const WEFT_INDEX = new URL("../../client/index.ts", import.meta.url).href;
 const dir = mkdtempSync(join(tmpdir(), "weft-run-stdout-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -52,18 +50,11 @@ it("inline: what a task and the graph module write to stdout goes to stderr, the
 it("pool threads, in a process of its own: `weft run g.mjs > out.json` leaves JSON in out.json", async () => {
   // A pool thread's stdout is piped into the process's by Node.js: only a process of
   // its own shows where it lands.
-  const child = spawn(
-    process.execPath,
-    [WEFT_BIN, "run", chattyModule("threads.mjs"), "--no-progress"],
-    {
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
-  let out = "";
-  let err = "";
-  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-  child.stderr.on("data", (d: Buffer) => (err += d.toString()));
-  const code = await new Promise((resolve) => child.on("exit", resolve));
+  const { code, out, err } = await weftProcess([
+    "run",
+    chattyModule("threads.mjs"),
+    "--no-progress",
+  ]);
   expect({ code, out }).toEqual({ code: 0, out: `${JSON.stringify({ a: 42 }, null, 2)}\n` });
   // The main thread's import and each pool thread's.
   expect(err).toContain("graph module loaded\n");
@@ -80,16 +71,13 @@ it("a line written once the answer is out (an inline task's timer, the graph mod
       `setTimeout(() => process.stdout.write("module timer\\n"), 300);\n` +
       `export const graph = { a: ["later", 1] };\n`,
   );
-  const child = spawn(
-    process.execPath,
-    [WEFT_BIN, "run", file, "--no-progress", "--executor", "inline"],
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
-  let out = "";
-  let err = "";
-  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-  child.stderr.on("data", (d: Buffer) => (err += d.toString()));
-  const code = await new Promise((resolve) => child.on("exit", resolve));
+  const { code, out, err } = await weftProcess([
+    "run",
+    file,
+    "--no-progress",
+    "--executor",
+    "inline",
+  ]);
   expect({ code, out }).toEqual({ code: 0, out: `${JSON.stringify({ a: 1 }, null, 2)}\n` });
   expect(err).toContain("task timer\n");
   expect(err).toContain("module timer\n");

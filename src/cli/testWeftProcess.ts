@@ -1,0 +1,32 @@
+/** `weft` run as a user runs it, in a process of its own, for tests that need one. */
+
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+/** The command's entry point, as `npm` installs it. */
+export const WEFT_BIN = fileURLToPath(new URL("../../bin/weft.js", import.meta.url));
+
+/** What a finished `weft` process gave: its exit code (null if a signal ended it) and output. */
+export interface WeftProcessOutcome {
+  readonly code: number | null;
+  readonly out: string;
+  readonly err: string;
+}
+
+/** `weft ...args` in a process of its own, its stdout and stderr read to the end. */
+export async function weftProcess(args: readonly string[]): Promise<WeftProcessOutcome> {
+  const child = spawn(process.execPath, [WEFT_BIN, ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (d: Buffer) => {
+    out += d.toString();
+  });
+  child.stderr.on("data", (d: Buffer) => {
+    err += d.toString();
+  });
+  // "close", not "exit": the streams are read to their end by then.
+  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+  return { code, out, err };
+}
