@@ -31,12 +31,7 @@ import { asError } from "../util/asError.ts";
 import { CloseBudget, DEFAULT_CLOSE_TIMEOUT_S } from "../util/closeBudget.ts";
 import { closeTimeoutError } from "../util/closeTimeout.ts";
 import { LogRecords } from "../util/logRecords.ts";
-import {
-  type PreloadTeardown,
-  preloadFailed,
-  preloadLogging,
-  startPreloads,
-} from "../util/preload.ts";
+import { type PreloadTeardown, startServerPreloads } from "../util/preload.ts";
 import { showValue } from "../util/showValue.ts";
 import { StartSteps } from "../util/startSteps.ts";
 import { StartWatch } from "../util/startWatch.ts";
@@ -422,14 +417,7 @@ export class Scheduler implements SessionHost {
       }
       watch.doing = `running its preload modules' weftSetup (${this.options.preload.join(", ")})`;
       await this.starting.step(() => {
-        const preloads = startPreloads(
-          this.options.preload,
-          this,
-          ...preloadLogging(this.logger),
-          (url, err) => {
-            watch.doing = preloadFailed(url, err);
-          },
-        );
+        const preloads = startServerPreloads(this.options.preload, this, this.logger, watch);
         this.preloadTeardown = preloads.teardown;
         return preloads.setUp;
       });

@@ -130,3 +130,20 @@ export function startPreloads<S>(
   })();
   return { teardown, setUp };
 }
+
+/**
+ * {@link startPreloads} as a scheduler's or worker's start runs them: each teardown
+ * that fails or outlasts the close logged to `logger` ({@link preloadLogging}), and a
+ * module that fails told to the start's `step` ({@link preloadFailed}), which a start
+ * that times out meanwhile says.
+ */
+export function startServerPreloads<S>(
+  urls: readonly string[],
+  server: S,
+  logger: PreloadLogger,
+  step: { doing: string },
+): PreloadsStarting {
+  return startPreloads(urls, server, ...preloadLogging(logger), (url, err) => {
+    step.doing = preloadFailed(url, err);
+  });
+}

@@ -35,12 +35,7 @@ import { asError } from "../util/asError.ts";
 import { CloseBudget, DEFAULT_CLOSE_TIMEOUT_S } from "../util/closeBudget.ts";
 import { closeTimeoutError } from "../util/closeTimeout.ts";
 import { LogRecords } from "../util/logRecords.ts";
-import {
-  type PreloadTeardown,
-  preloadFailed,
-  preloadLogging,
-  startPreloads,
-} from "../util/preload.ts";
+import { type PreloadTeardown, startServerPreloads } from "../util/preload.ts";
 import { StartSteps } from "../util/startSteps.ts";
 import { StartWatch } from "../util/startWatch.ts";
 import { newStimulusId } from "../util/stimulusId.ts";
@@ -515,14 +510,7 @@ export class Worker extends BaseWorker {
     }
     watch.doing = `running its preload modules' weftSetup (${o.preload.join(", ")})`;
     await this.starting.step(() => {
-      const preloads = startPreloads(
-        o.preload,
-        this,
-        ...preloadLogging(this.logger),
-        (url, err) => {
-          watch.doing = preloadFailed(url, err);
-        },
-      );
+      const preloads = startServerPreloads(o.preload, this, this.logger, watch);
       this.preloadTeardown = preloads.teardown;
       return preloads.setUp;
     });
