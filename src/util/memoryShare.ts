@@ -5,12 +5,11 @@
  * budget that failed every task with a MemoryError, and `0` or `0.5` no size.
  */
 
-/** A bare decimal number, as Python's `float()` reads a job script's: no sign, no hex, no unit. */
-const BARE_NUMBER = /^\s*(\d+\.?\d*|\.\d+)(e[+-]?\d+)?\s*$/i;
+import { parseDecimal } from "./decimal.ts";
 
 /** The share of the machine's memory `v` names, from 0 (no limit) to 1; null for a size. */
 export function memoryShare(v: number | string): number | null {
-  if (typeof v === "string" && !BARE_NUMBER.test(v)) return null;
-  const n = Number(v);
+  // A bare decimal number, padded or not, as Python's `float()` reads a job script's: no hex, no unit.
+  const n = typeof v === "string" ? parseDecimal(v.trim()) : v;
   return Number.isFinite(n) && n >= 0 && n <= 1 ? n : null;
 }

@@ -22,6 +22,7 @@ it("reads a bare number up to 1 as Dask does: a share of the machine's memory, 0
     ["1.0", 1],
     [" .25", 0.25],
     ["5e-1", 0.5],
+    ["+0.5", 0.5],
   ] as const) {
     expect(memoryLimitOption(text)).toBe(share);
   }
