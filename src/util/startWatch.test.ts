@@ -1,10 +1,11 @@
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { memoryLogger } from "../worker/testWorker.ts";
 import { SLOW_START_WARNING_MS, StartWatch } from "./startWatch.ts";
+import { runTsxProgram } from "./testTsxProgram.ts";
 
 const LOCAL_CLUSTER = new URL("../client/localCluster.ts", import.meta.url).href;
 
@@ -49,7 +50,8 @@ describe("StartWatch", () => {
     expect(records).toEqual([]);
   });
 
-  it("fails a LocalCluster whose scheduler preload's weftSetup waits on nothing, and tears it down, where Node.js exited 13 without a word", () => {
+  // The three below run side by side: each waits on processes of its own.
+  it.concurrent("fails a LocalCluster whose scheduler preload's weftSetup waits on nothing, and tears it down, where Node.js exited 13 without a word", async () => {
     const preload = join(dir, "stuck.mjs");
     writeFileSync(
       preload,
@@ -62,11 +64,7 @@ describe("StartWatch", () => {
       `import { LocalCluster } from ${JSON.stringify(LOCAL_CLUSTER)};\n` +
         `await LocalCluster.start({ workers: 1, executor: "inline", scheduler: { preload: [${JSON.stringify(preload)}] } });\n`,
     );
-    const run = spawnSync(process.execPath, ["--import", "tsx", program], {
-      encoding: "utf8",
-      timeout: 30_000,
-      env: { ...process.env, WEFT_LOG_LEVEL: "silent" },
-    });
+    const run = await runTsxProgram(program, "silent", 30_000);
     expect(run.stderr).toMatch(
       /the scheduler's start can never finish: nothing was left to run while it was still running its preload modules' weftSetup \(file:\/\/.*stuck\.mjs\)/,
     );
@@ -74,7 +72,7 @@ describe("StartWatch", () => {
     expect(run.status).toBe(1);
   }, 40_000);
 
-  it("closes such a scheduler without waiting its close's timeout on a plugin start that can never end, awaiting the close of the plugin started", () => {
+  it.concurrent("closes such a scheduler without waiting its close's timeout on a plugin start that can never end, awaiting the close of the plugin started", async () => {
     const program = join(dir, "stuck-plugin-program.mts");
     writeFileSync(
       program,
@@ -84,11 +82,7 @@ describe("StartWatch", () => {
         `const t0 = performance.now();\n` +
         `await LocalCluster.start({ workers: 0, scheduler: { plugins: [started, stuck] } }).catch((err) => process.stdout.write(\`\${err.message} after \${Math.round(performance.now() - t0)} ms\\n\`));\n`,
     );
-    const run = spawnSync(process.execPath, ["--import", "tsx", program], {
-      encoding: "utf8",
-      timeout: 60_000,
-      env: { ...process.env, WEFT_LOG_LEVEL: "warn" },
-    });
+    const run = await runTsxProgram(program, "warn");
     const lines = run.stdout.trim().split("\n");
     // Each plugin closed, the started one's close awaited, in the order added.
     expect(lines.slice(0, 2)).toEqual(["started closed", "stuck closed"]);
@@ -101,7 +95,7 @@ describe("StartWatch", () => {
     expect(run.status).toBe(0);
   }, 70_000);
 
-  it("warns of no start still running while a start that failed closes what it started", async () => {
+  it.concurrent("warns of no start still running while a start that failed closes what it started", async () => {
     const slowClose = `{ name: "slow", close: () => new Promise((r) => setTimeout(() => { process.stdout.write("slow closed\\n"); r(); }, ${SLOW_START_WARNING_MS + 1_000})) }`;
     const failing = join(dir, "failing-setup.mjs");
     writeFileSync(failing, 'export function weftSetup() { throw new Error("no"); }\n');

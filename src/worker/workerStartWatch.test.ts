@@ -1,16 +1,17 @@
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { Client } from "../client/client.ts";
 import { setDialer } from "../comm/connect.ts";
 import { ConnectError } from "../comm/errors.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import { SLOW_START_WARNING_MS } from "../util/startWatch.ts";
+import { runTsxProgram } from "../util/testTsxProgram.ts";
 import { memoryLogger } from "./testWorker.ts";
 import { Worker } from "./worker.ts";
 
@@ -22,9 +23,9 @@ const WEFT_BIN = fileURLToPath(new URL("../../bin/weft.js", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "weft-worker-start-watch-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** A task module defining a worker plugin whose setup never ends. */
-function stuckPluginModule(): string {
-  const file = join(dir, "stuck-plugin.mjs");
+/** A task module defining a worker plugin whose setup never ends: one file a test, as they run side by side. */
+function stuckPluginModule(test: string): string {
+  const file = join(dir, `stuck-plugin-${test}.mjs`);
   writeFileSync(
     file,
     `import { defineTask } from ${JSON.stringify(TASK_REGISTRY)};\n` +
@@ -34,8 +35,48 @@ function stuckPluginModule(): string {
 }
 
 describe("a worker's start watched, as the scheduler's", () => {
-  it("fails a LocalCluster worker whose cluster plugin's setup waits on nothing, naming the step, where Node.js exited 13 without a word", () => {
-    const tasks = stuckPluginModule();
+  // First and alone: it sets this process's dialer and fakes its timers, which the
+  // client of the concurrent tests after it must not meet.
+  it("says within 10 s that it waits, in a worker whose connection to the scheduler has no answer, where it said nothing until the try's timeout (30 s)", async () => {
+    const { logger, records } = memoryLogger();
+    const address = "tcp://192.0.2.1:8786"; // dialled by the stand-in below only
+    const dropped = new AbortController();
+    // Its packets dropped: the try ends at its timeout.
+    setDialer((_, o) =>
+      sleep(o.timeoutMs as number, undefined, { signal: dropped.signal }).then(() => {
+        throw new ConnectError(`timed out connecting to ${address}`, address, "ETIMEDOUT");
+      }),
+    );
+    const worker = new Worker({
+      scheduler: address,
+      listen: "inproc://",
+      nthreads: 1,
+      executor: "inline",
+      logger,
+    });
+    // The two 10 s clocks (the start watch's, the registration's) run on fake time: the
+    // try's dial is real time's (node:timers/promises), and never ends on its own here.
+    vi.useFakeTimers({
+      toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date"],
+    });
+    try {
+      const starting = worker.start().catch(() => {});
+      await vi.advanceTimersByTimeAsync(SLOW_START_WARNING_MS + 1_000);
+      // The registration says it waits (its start watch leaves it to): once, so far.
+      expect(records.map((r) => String(r.msg)).filter((m) => m.includes(address))).toEqual([
+        `still waiting for the scheduler at ${address}: a connection to it has had no answer for 10 s`,
+      ]);
+      await worker.close(0);
+      await starting;
+    } finally {
+      vi.useRealTimers();
+      setDialer(null);
+      dropped.abort();
+    }
+  }, 30_000);
+
+  it.concurrent("fails a LocalCluster worker whose cluster plugin's setup waits on nothing, naming the step, where Node.js exited 13 without a word", async () => {
+    const tasks = stuckPluginModule("local-cluster");
     const program = join(dir, "program.mts");
     writeFileSync(
       program,
@@ -45,18 +86,14 @@ describe("a worker's start watched, as the scheduler's", () => {
         `await client.registerWorkerPlugin("startWatch.stuckPlugin", { name: "stuck" });\n` +
         `await cluster.scale(1);\n`,
     );
-    const run = spawnSync(process.execPath, ["--import", "tsx", program], {
-      encoding: "utf8",
-      timeout: 60_000,
-      env: { ...process.env, WEFT_LOG_LEVEL: "silent" },
-    });
+    const run = await runTsxProgram(program, "silent");
     expect(run.stderr).toContain(
       `scale: a worker failed to start: the worker's start can never finish: nothing was left to run while it was still setting up the cluster's worker plugin "stuck"`,
     );
     expect(run.status).toBe(1);
   }, 70_000);
 
-  it("closes such a worker without waiting its close's timeout on the setup that can never end, awaiting the teardowns of the plugins set up", () => {
+  it.concurrent("closes such a worker without waiting its close's timeout on the setup that can never end, awaiting the teardowns of the plugins set up", async () => {
     const tasks = join(dir, "stuck-and-set-up-plugins.mjs");
     writeFileSync(
       tasks,
@@ -75,11 +112,7 @@ describe("a worker's start watched, as the scheduler's", () => {
         `const t0 = performance.now();\n` +
         `await cluster.scale(1).catch((err) => process.stdout.write(\`\${err.message} after \${Math.round(performance.now() - t0)} ms\\n\`));\n`,
     );
-    const run = spawnSync(process.execPath, ["--import", "tsx", program], {
-      encoding: "utf8",
-      timeout: 60_000,
-      env: { ...process.env, WEFT_LOG_LEVEL: "warn" },
-    });
+    const run = await runTsxProgram(program, "warn");
     const lines = run.stdout.trim().split("\n");
     // Each plugin torn down, the set-up one's teardown awaited, in the order set up.
     expect(lines.slice(0, 2)).toEqual(["set-up torn down", "stuck torn down"]);
@@ -92,40 +125,8 @@ describe("a worker's start watched, as the scheduler's", () => {
     expect(run.status).toBe(0);
   }, 70_000);
 
-  it("says within 10 s that it waits, in a worker whose connection to the scheduler has no answer, where it said nothing until the try's timeout (30 s)", async () => {
-    const { logger, records } = memoryLogger();
-    const address = "tcp://192.0.2.1:8786"; // dialled by the stand-in below only
-    const dropped = new AbortController();
-    // Its packets dropped: the try ends at its timeout.
-    setDialer((_, o) =>
-      sleep(o.timeoutMs as number, undefined, { signal: dropped.signal }).then(() => {
-        throw new ConnectError(`timed out connecting to ${address}`, address, "ETIMEDOUT");
-      }),
-    );
-    const worker = new Worker({
-      scheduler: address,
-      listen: "inproc://",
-      nthreads: 1,
-      executor: "inline",
-      logger,
-    });
-    try {
-      const starting = worker.start().catch(() => {});
-      await sleep(SLOW_START_WARNING_MS + 1_000);
-      // The registration says it waits (its start watch leaves it to): once, so far.
-      expect(records.map((r) => String(r.msg)).filter((m) => m.includes(address))).toEqual([
-        `still waiting for the scheduler at ${address}: a connection to it has had no answer for 10 s`,
-      ]);
-      await worker.close(0);
-      await starting;
-    } finally {
-      setDialer(null);
-      dropped.abort();
-    }
-  }, 30_000);
-
-  it("warns, in a weft worker whose start waits on a plugin's setup that never ends, naming the step, where it hung without a word", async () => {
-    const tasks = stuckPluginModule();
+  it.concurrent("warns, in a weft worker whose start waits on a plugin's setup that never ends, naming the step, where it hung without a word", async () => {
+    const tasks = stuckPluginModule("weft-worker");
     const scheduler = await new Scheduler({
       listen: "tcp://127.0.0.1:0",
       logger: pino({ level: "silent" }),
