@@ -1,6 +1,7 @@
 import { constants as bufferConstants } from "node:buffer";
 import { closeSync, openSync, readFileSync, readSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
+import { jsonErrorWithPlace } from "../util/jsonErrorPlace.ts";
 import { formatBytes } from "../util/parseBytes.ts";
 import { AssertionError, KeyError, PyTypeError, RuntimeError } from "../util/pyErrors.ts";
 import { regularFileSizeSync } from "../util/regularFile.ts";
@@ -116,7 +117,7 @@ export function parseVector(text: string, where: string): Vector {
   try {
     d = JSON.parse(text);
   } catch (err) {
-    throw new DaskDictError(`${where}: not valid JSON (${(err as Error).message})`);
+    throw new DaskDictError(`${where}: not valid JSON (${jsonErrorWithPlace(text, err)})`);
   }
   if (!isDict(d)) throw new DaskDictError(`${where}: expected a JSON object`);
   try {

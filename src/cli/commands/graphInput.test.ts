@@ -80,6 +80,12 @@ describe("loadGraphInput", () => {
       await expect(loadGraphInput(bare)).rejects.toThrow(
         /bare\.json: a graph with a key "graph" \(besides "x"\) cannot be told from the .* form: wrap it as \{"graph": \{\.\.\.\}\}$/,
       );
+      // A field of the wrapper misspelt: said, beside the way to keep a task of that name.
+      const slip = join(dir, "slip.json");
+      writeFileSync(slip, JSON.stringify({ graph: { a: 1 }, key: ["a"], task: [] }));
+      await expect(loadGraphInput(slip)).rejects.toThrow(
+        /slip\.json: a graph with a key "graph" \(besides "key", "task"\) .*: wrap it as \{"graph": \{\.\.\.\}\}, or, if "key" is a misspelt "keys" and "task" is a misspelt "tasks", name it so$/,
+      );
       const wrapped = join(dir, "wrapped.json");
       writeFileSync(wrapped, JSON.stringify({ graph: { a: 1 }, keys: ["a"], tasks: [] }));
       expect((await loadGraphInput(wrapped)).keys).toEqual(["a"]);
@@ -109,6 +115,16 @@ describe("loadGraphInput's checks of a file's fields", () => {
       const path = file(name, JSON.stringify(content));
       await expect(loadGraphInput(path), name).rejects.toThrow(`${path}: ${said}`);
     }
+  });
+
+  it("says where JSON it cannot read went wrong, by line and column", async () => {
+    // A trailing comma, the commonest slip: Node.js said neither line nor position.
+    const comma = file("comma.json", '{\n  "a": ["inc", 1],\n  "b": ["inc", "a"],\n}\n');
+    await expect(loadGraphInput(comma)).rejects.toThrow(
+      `${comma}: cannot read the graph: Expected double-quoted property name in JSON at position 42 (line 4, column 1)`,
+    );
+    const quote = file("quote.json", "{\n  \"a\": ['inc', 1]\n}\n");
+    await expect(loadGraphInput(quote)).rejects.toThrow(/is not valid JSON \(line 2, column 9\)$/);
   });
 
   it("reads a .JSON file as JSON, whatever the case of its extension", async () => {

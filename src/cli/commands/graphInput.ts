@@ -11,6 +11,8 @@ import { dirname, extname, resolve } from "node:path";
 import type { Graph } from "../../client/graph.ts";
 import { asError } from "../../util/asError.ts";
 import { importModule } from "../../util/importModule.ts";
+import { jsonErrorWithPlace } from "../../util/jsonErrorPlace.ts";
+import { closestName } from "../../util/knownOptions.ts";
 import { unlessIdle } from "../../util/loopIdle.ts";
 import { regularFileSize } from "../../util/regularFile.ts";
 import {
@@ -72,11 +74,17 @@ function textOf(bytes: Buffer): string {
 }
 
 async function fromJson(file: string): Promise<GraphInput> {
-  let data: unknown;
+  let text: string;
   try {
-    data = JSON.parse(textOf(await readFile(file)));
+    text = textOf(await readFile(file));
   } catch (err) {
     throw new GraphInputError(`${file}: cannot read the graph: ${(err as Error).message}`);
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (err) {
+    throw new GraphInputError(`${file}: cannot read the graph: ${jsonErrorWithPlace(text, err)}`);
   }
   if (!isRecord(data)) throw new GraphInputError(`${file}: expected a JSON object`);
   if (!isRecord(data.graph)) return { graph: data, keys: undefined, taskModules: [] };
@@ -84,8 +92,15 @@ async function fromJson(file: string): Promise<GraphInput> {
   // with a key named "graph", which would be read as the wrapper, the rest dropped.
   const others = Object.keys(data).filter((k) => !WRAPPER_FIELDS.includes(k));
   if (others.length > 0) {
+    // `"key": [...]` beside a graph is likelier the wrapper's field misspelt than a task.
+    const slips = others.flatMap((k) => {
+      const meant = closestName(k, WRAPPER_FIELDS);
+      return meant !== null && !Object.hasOwn(data, meant)
+        ? [`${JSON.stringify(k)} is a misspelt ${JSON.stringify(meant)}`]
+        : [];
+    });
     throw new GraphInputError(
-      `${file}: a graph with a key "graph" (besides ${others.map((k) => JSON.stringify(k)).join(", ")}) cannot be told from the {"graph": {...}, "keys": [...], "tasks": [...]} form: wrap it as {"graph": {...}}`,
+      `${file}: a graph with a key "graph" (besides ${others.map((k) => JSON.stringify(k)).join(", ")}) cannot be told from the {"graph": {...}, "keys": [...], "tasks": [...]} form: wrap it as {"graph": {...}}${slips.length > 0 ? `, or, if ${slips.join(" and ")}, name it so` : ""}`,
     );
   }
   const tasks = data.tasks ?? [];
