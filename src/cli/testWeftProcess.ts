@@ -13,11 +13,14 @@ export interface WeftProcessOutcome {
   readonly err: string;
 }
 
-/** `weft ...args` in a process of its own, its stdout and stderr read to the end. */
-export async function weftProcess(args: readonly string[]): Promise<WeftProcessOutcome> {
-  const child = spawn(process.execPath, [WEFT_BIN, ...args], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+/** `weft ...args` in a process of its own, given `input` on stdin (else none), its stdout and stderr read to the end. */
+export async function weftProcess(
+  args: readonly string[],
+  input?: string,
+): Promise<WeftProcessOutcome> {
+  const child = spawn(process.execPath, [WEFT_BIN, ...args], { stdio: "pipe" });
+  // No input: stdin ends at once, as `< /dev/null` gives it.
+  child.stdin.end(input);
   let out = "";
   let err = "";
   child.stdout.on("data", (d: Buffer) => {

@@ -1,6 +1,8 @@
 import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Readable } from "node:stream";
+import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { jsonFriendly, loadGraphInput } from "./graphInput.ts";
 
@@ -92,6 +94,47 @@ describe("loadGraphInput", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("loadGraphInput of -, standard input", () => {
+  /** A stream giving `chunks`, a terminal's if `isTTY`. */
+  function stdin(chunks: string[], isTTY = false) {
+    return Object.assign(Readable.from(chunks.map((c) => Buffer.from(c))), { isTTY });
+  }
+
+  it("reads a JSON graph to the end of the stream, its task modules relative to the working directory", async () => {
+    const input = await loadGraphInput("-", {
+      stream: stdin(['{"graph": {"x": ["inc", 1]}, ', '"keys": ["x"], "tasks": ["./t.ts"]}']),
+    });
+    expect(input).toEqual({
+      graph: { x: ["inc", 1] },
+      keys: ["x"],
+      taskModules: [pathToFileURL(join(process.cwd(), "t.ts")).href],
+    });
+  });
+
+  it("says it waits before reading a terminal, and nothing before reading a pipe", async () => {
+    const said: string[] = [];
+    const onTerminal = () => said.push("waiting");
+    await loadGraphInput("-", { stream: stdin(['{"a": 1}']), onTerminal });
+    expect(said).toEqual([]);
+    await loadGraphInput("-", { stream: stdin(['{"a": 1}'], true), onTerminal });
+    expect(said).toEqual(["waiting"]);
+  });
+
+  it("names stdin in its errors", async () => {
+    await expect(loadGraphInput("-", { stream: stdin(["[1, 2]"]) })).rejects.toThrow(
+      "stdin: expected a JSON object",
+    );
+    const failing = new Readable({
+      read() {
+        this.destroy(new Error("EIO: i/o error, read"));
+      },
+    });
+    await expect(loadGraphInput("-", { stream: failing })).rejects.toThrow(
+      "stdin: cannot read the graph: EIO: i/o error, read",
+    );
   });
 });
 

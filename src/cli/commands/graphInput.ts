@@ -80,6 +80,11 @@ async function fromJson(file: string): Promise<GraphInput> {
   } catch (err) {
     throw new GraphInputError(`${file}: cannot read the graph: ${(err as Error).message}`);
   }
+  return fromJsonText(text, file, dirname(resolve(file)));
+}
+
+/** The graph JSON `text` holds, `file` naming it in errors; its task modules are relative to `dir`. */
+function fromJsonText(text: string, file: string, dir: string): GraphInput {
   let data: unknown;
   try {
     data = JSON.parse(text);
@@ -107,7 +112,6 @@ async function fromJson(file: string): Promise<GraphInput> {
   if (!Array.isArray(tasks) || !tasks.every((t) => typeof t === "string")) {
     throw new GraphInputError(`${file}: tasks must be an array of module paths`);
   }
-  const dir = dirname(resolve(file));
   return {
     graph: data.graph,
     keys: checkKeys(data.keys, file),
@@ -204,8 +208,26 @@ async function refuseNonRegular(file: string): Promise<void> {
   }
 }
 
-/** Read `file` (`.json`, or a module `.ts`/`.mts`/`.js`/`.mjs`). */
-export async function loadGraphInput(file: string): Promise<GraphInput> {
+/** The file name that stands for standard input: `weft run -`, as other commands read it. */
+export const STDIN_FILE = "-";
+
+/** What {@link loadGraphInput} reads for {@link STDIN_FILE}, and what it says before it waits on a terminal. */
+export interface GraphStdin {
+  readonly stream: NodeJS.ReadableStream & { readonly isTTY?: boolean };
+  /** Called before reading a terminal: a user who typed `-` by mistake sees why nothing happens. */
+  readonly onTerminal?: () => void;
+}
+
+/**
+ * Read `file` (`.json`, or a module `.ts`/`.mts`/`.js`/`.mjs`), or for `-`, a JSON
+ * graph from `stdin` (default: this process's), its task modules relative to the
+ * working directory, named `stdin` in errors.
+ */
+export async function loadGraphInput(
+  file: string,
+  stdin: GraphStdin = { stream: process.stdin },
+): Promise<GraphInput> {
+  if (file === STDIN_FILE) return fromStdin(stdin);
   const ext = extname(file).toLowerCase();
   const isModule = [".ts", ".mts", ".js", ".mjs"].includes(ext);
   if (ext !== ".json" && !isModule) {
@@ -213,6 +235,20 @@ export async function loadGraphInput(file: string): Promise<GraphInput> {
   }
   await refuseNonRegular(file);
   return isModule ? fromModule(file) : fromJson(file);
+}
+
+/** The JSON graph on `stdin`, read to its end: a module cannot come this way (it is imported from a file). */
+async function fromStdin(stdin: GraphStdin): Promise<GraphInput> {
+  if (stdin.stream.isTTY === true) stdin.onTerminal?.();
+  const chunks: Buffer[] = [];
+  try {
+    for await (const chunk of stdin.stream) {
+      chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer));
+    }
+  } catch (err) {
+    throw new GraphInputError(`stdin: cannot read the graph: ${asError(err).message}`);
+  }
+  return fromJsonText(textOf(Buffer.concat(chunks)), "stdin", process.cwd());
 }
 
 /**

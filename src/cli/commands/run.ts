@@ -13,7 +13,7 @@ export function runCommand(ctx: CliContext): Command {
     .description(commandDescription("run"))
     .argument(
       "<file>",
-      'a JSON graph ({"graph": {"x": ["inc", 1], "y": ["add", "x", 2]}, "tasks": ["./tasks.ts"]}, or just the graph with --tasks ./tasks.ts) or a module exporting `graph`',
+      'a JSON graph ({"graph": {"x": ["inc", 1], "y": ["add", "x", 2]}, "tasks": ["./tasks.ts"]}, or just the graph with --tasks ./tasks.ts), a module exporting `graph`, or - for a JSON graph on stdin (its "tasks" relative to the working directory)',
     )
     .option("--scheduler <address>", "use this scheduler instead of an embedded cluster")
     .option(

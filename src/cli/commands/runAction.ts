@@ -22,7 +22,7 @@ import { readSchedulerFile } from "../../util/schedulerFile.ts";
 import { writeWholeFile } from "../../util/wholeFile.ts";
 import { warnBareMilliseconds } from "./bareMilliseconds.ts";
 import { type CliContext, EXIT } from "./context.ts";
-import { GraphInputError, jsonFriendly, loadGraphInput } from "./graphInput.ts";
+import { GraphInputError, jsonFriendly, loadGraphInput, STDIN_FILE } from "./graphInput.ts";
 import { graphTasksHint } from "./graphTasksHint.ts";
 import { reachableHttpUrl } from "./httpUrlShown.ts";
 import { checkInprocScheduler } from "./inprocScheduler.ts";
@@ -184,6 +184,8 @@ async function computeGraph(
   logTo: DestinationStream,
   answer: (text: string) => void,
 ): Promise<void> {
+  // `-` is the graph on stdin, which errors name so.
+  const shown = file === STDIN_FILE ? "stdin" : file;
   let input: Awaited<ReturnType<typeof loadGraphInput>>;
   let workers: number;
   let nthreads: number;
@@ -272,14 +274,18 @@ async function computeGraph(
       const problem = await uploadProblem(path);
       if (problem !== null) throw new Error(`--upload ${path}: ${problem}`);
     }
-    input = await loadGraphInput(file);
-    if (!remote) checkGraphTaskModules(file, input.taskModules);
+    input = await loadGraphInput(file, {
+      stream: process.stdin,
+      onTerminal: () =>
+        ctx.stderr.write("weft run: reading a JSON graph from stdin: end it with Ctrl-D\n"),
+    });
+    if (!remote) checkGraphTaskModules(shown, input.taskModules);
     // A key the graph does not have, or a cycle, is said before a cluster starts or a
     // scheduler is waited for (it was said once a cluster had started, seconds later).
     try {
       toRun = tasksToRun(input.graph, wanted ?? input.keys);
     } catch (err) {
-      throw new Error(`${file}: ${(err as Error).message}${splitKeyHint(opts.keys, input.graph)}`);
+      throw new Error(`${shown}: ${(err as Error).message}${splitKeyHint(opts.keys, input.graph)}`);
     }
     if (opts.schedulerFile !== undefined) {
       const path = opts.schedulerFile;
@@ -397,7 +403,7 @@ async function computeGraph(
       const unknown = [...new Set(toRun.map((task) => task.spec.fn))].filter((f) => !known.has(f));
       if (unknown.length > 0) {
         ctx.stderr.write(
-          `weft run: ${file}: no task module defines ${unknown
+          `weft run: ${shown}: no task module defines ${unknown
             .slice(0, 5)
             .map((f) => JSON.stringify(f))
             .join(", ")}${unknown.length > 5 ? ", …" : ""} (${
@@ -478,11 +484,11 @@ async function computeGraph(
   } catch (err) {
     const invalidGraph = err instanceof RemoteTaskError && err.remoteName === "InvalidGraph";
     if (err instanceof TypeError || err instanceof GraphInputError || invalidGraph) {
-      ctx.stderr.write(`weft run: ${file}: ${err.message}\n`);
+      ctx.stderr.write(`weft run: ${shown}: ${err.message}\n`);
       ctx.exitCode = EXIT.usage;
     } else {
       ctx.stderr.write(`weft run: ${describeFailure(err)}\n`);
-      const hint = address === undefined ? "" : graphTasksHint(err, file, input.taskModules);
+      const hint = address === undefined ? "" : graphTasksHint(err, shown, input.taskModules);
       if (hint !== "") ctx.stderr.write(`weft run: ${hint}\n`);
       ctx.exitCode = EXIT.differences;
       // The runs up to the failure, for a look at what happened.

@@ -176,7 +176,7 @@ export function simCommand(ctx: CliContext): Command {
     )
     .option(
       "--graph <file>",
-      "simulate this graph file (as weft run takes: .json or a module) instead of a --workload; its functions are not run (see below)",
+      "simulate this graph file (as weft run takes: .json, a module, or - for JSON on stdin) instead of a --workload; its functions are not run (see below)",
     )
     .option(
       "--task-duration <s|duration>",

@@ -11,7 +11,7 @@ import { parseBytes } from "../../util/parseBytes.ts";
 import { parseTimedelta } from "../../util/parseTimedelta.ts";
 import { showValue } from "../../util/showValue.ts";
 import { isRecord } from "../../util/valueShapes.ts";
-import { GraphInputError, loadGraphInput } from "./graphInput.ts";
+import { GraphInputError, loadGraphInput, STDIN_FILE } from "./graphInput.ts";
 import { shellWord } from "./shellWord.ts";
 
 /** What `--graph`, `--task-duration` and `--task-nbytes` gave. */
@@ -24,10 +24,11 @@ export interface SimGraphFlags {
 /**
  * The flags that build the workload of `f` again, as the replay line prints them.
  * The graph's path is absolute: the line is pasted into another shell, a CI log or
- * an issue, where a relative path reads another file or none.
+ * an issue, where a relative path reads another file or none; `-` (stdin) stays `-`.
  */
 export function simGraphFlags(f: SimGraphFlags): string {
-  const parts = [`--graph ${shellWord(resolve(f.graph))}`];
+  // Stdin's graph cannot be named: the line reruns with the same graph piped in again.
+  const parts = [f.graph === STDIN_FILE ? "--graph -" : `--graph ${shellWord(resolve(f.graph))}`];
   if (f.taskDuration !== undefined) parts.push(`--task-duration ${f.taskDuration}`);
   if (f.taskNbytes !== undefined) parts.push(`--task-nbytes ${f.taskNbytes}`);
   return parts.join(" ");

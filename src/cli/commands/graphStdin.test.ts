@@ -1,0 +1,51 @@
+/** `weft run -` and `weft sim --graph -`: the graph from stdin, as a pipeline gives it. */
+
+import { fileURLToPath } from "node:url";
+import { expect, it } from "vitest";
+import { weftProcess } from "../testWeftProcess.ts";
+
+/** The repository's root: the working directory `"tasks"` of a graph on stdin are relative to. */
+const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
+
+it("computes a JSON graph piped in, its task modules relative to the working directory", async () => {
+  const graph = {
+    graph: { x: ["inc", 1], y: ["add", "x", 2] },
+    tasks: ["./src/worker/testTasks.ts"],
+  };
+  const run = await weftProcess(
+    ["run", "-", "--executor", "inline", "--workers", "1", "--no-progress"],
+    JSON.stringify(graph),
+  );
+  expect(run.err).toBe("");
+  expect(JSON.parse(run.out)).toEqual({ y: 4 });
+  expect(run.code).toBe(0);
+  expect(process.cwd()).toBe(ROOT.replace(/\/$/, ""));
+});
+
+it("names stdin in what it says of a graph it cannot read or run, with the place JSON went wrong", async () => {
+  const broken = await weftProcess(["run", "-"], '{\n  "x": ["inc", 1],\n}\n');
+  expect(broken.err).toBe(
+    "weft run: stdin: cannot read the graph: Expected double-quoted property name in JSON at position 21 (line 3, column 1)\n",
+  );
+  expect(broken.code).toBe(2);
+  const unknown = await weftProcess(["run", "-", "--no-progress"], '{"x": ["inc", 1]}');
+  expect(unknown.err).toContain('weft run: stdin: no task module defines "inc"');
+  expect(unknown.code).toBe(2);
+  const empty = await weftProcess(["run", "-"], "");
+  expect(empty.err).toBe(
+    "weft run: stdin: cannot read the graph: Unexpected end of JSON input (line 1, column 1)\n",
+  );
+  expect(empty.code).toBe(2);
+});
+
+it("simulates a graph piped in, its failure's replay line naming - for the same graph piped in again", async () => {
+  const graph = JSON.stringify({ a: ["load", "x"], b: ["inc", "a"] });
+  const args = ["sim", "--graph", "-", "--seed", "3", "--variant", "wrong-value"];
+  const failing = await weftProcess([...args, "--faults", "none", "--no-shrink"], graph);
+  expect(failing.code).toBe(1);
+  const replay = /^ {2}replay: weft (.*)$/m.exec(failing.out)?.[1] as string;
+  // Before, `--graph /the/working/directory/-`: a file that is not there.
+  expect(replay).toBe("sim --seed 3 --graph - --variant wrong-value --faults none");
+  const again = await weftProcess([...replay.split(" "), "--no-shrink"], graph);
+  expect(again.out).toBe(failing.out);
+});
