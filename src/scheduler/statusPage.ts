@@ -77,13 +77,12 @@ export interface StatusSnapshot {
 /** Read what the page shows from `s`. */
 export function statusSnapshot(s: Scheduler): StatusSnapshot {
   const now = Date.now() / 1000;
+  // Each group keeps its counts as its tasks move: no scan of every task.
   const byPrefix = new Map<string, { counts: Record<string, number>; bytes: number }>();
-  for (const ts of s.state.tasks.values()) {
-    const name = ts.group.name;
-    let row = byPrefix.get(name);
-    if (row === undefined) byPrefix.set(name, (row = { counts: {}, bytes: 0 }));
-    row.counts[ts.state] = (row.counts[ts.state] ?? 0) + 1;
-    if (ts.state === "memory" && ts.nbytes > 0) row.bytes += ts.nbytes;
+  for (const tg of s.state.taskGroups.values()) {
+    const counts: Record<string, number> = {};
+    for (const st of STATES) if (tg.states[st] > 0) counts[st] = tg.states[st];
+    byPrefix.set(tg.name, { counts, bytes: tg.memoryBytes });
   }
   return {
     address: s.address,

@@ -76,8 +76,8 @@ export class TaskState {
   runSpec: TaskSpec | null;
   /** The group of tasks of its kind (by key prefix). */
   readonly group: TaskGroup;
-  /** Current state. */
-  state: SchedulerTaskStateName = "released";
+  private stateValue: SchedulerTaskStateName = "released";
+  private nbytesValue = -1;
   /** `[-user priority, generation, graph order]`: lower runs first. */
   priority: Priority = NO_PRIORITY;
 
@@ -108,8 +108,6 @@ export class TaskState {
   workerRestrictions: WorkerRestrictions | null = null;
   /** User annotations, passed on in `compute-task`. */
   annotations: Readonly<Record<string, unknown>> | null = null;
-  /** Size of the result in bytes; -1 while unknown. */
-  nbytes = -1;
   /** The result's type name, once in memory. */
   typename: string | null = null;
   /** Task metadata reported by workers with `task-finished`. */
@@ -182,6 +180,35 @@ export class TaskState {
     this.runSpec = runSpec;
     this.group = group;
     group.size += 1;
+    group.states.released += 1;
+  }
+
+  /** Current state. Setting it moves the task between its group's counts. */
+  get state(): SchedulerTaskStateName {
+    return this.stateValue;
+  }
+
+  set state(next: SchedulerTaskStateName) {
+    const prev = this.stateValue;
+    const group = this.group;
+    group.states[prev] -= 1;
+    group.states[next] += 1;
+    const bytes = Math.max(0, this.nbytesValue);
+    if (prev === "memory") group.memoryBytes -= bytes;
+    if (next === "memory") group.memoryBytes += bytes;
+    this.stateValue = next;
+  }
+
+  /** Size of the result in bytes; -1 while unknown. Setting it in memory moves its group's bytes. */
+  get nbytes(): number {
+    return this.nbytesValue;
+  }
+
+  set nbytes(next: number) {
+    if (this.stateValue === "memory") {
+      this.group.memoryBytes += Math.max(0, next) - Math.max(0, this.nbytesValue);
+    }
+    this.nbytesValue = next;
   }
 
   /** `<TaskState 'key' state>`, as Dask prints it. */

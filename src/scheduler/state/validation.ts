@@ -280,12 +280,17 @@ function validateWorker(s: SchedulerState, ws: WorkerInfo): void {
  */
 export function validateState(s: SchedulerState, validateOne: (ts: TaskState) => void): void {
   const groupSizes = new Map<TaskGroup, number>();
+  const groupCounts = new Map<TaskGroup, { states: Map<string, number>; bytes: number }>();
   let everDone = 0;
   let doneErred = 0;
   for (const [key, ts] of s.tasks) {
     if (ts.key !== key) fail(() => `task ${str(ts)} filed under ${key}`);
     validateOne(ts);
     groupSizes.set(ts.group, (groupSizes.get(ts.group) ?? 0) + 1);
+    let counts = groupCounts.get(ts.group);
+    if (counts === undefined) groupCounts.set(ts.group, (counts = { states: new Map(), bytes: 0 }));
+    counts.states.set(ts.state, (counts.states.get(ts.state) ?? 0) + 1);
+    if (ts.state === "memory") counts.bytes += Math.max(0, ts.nbytes);
     if (ts.everDone) everDone++;
     if (ts.doneErred) doneErred++;
   }
@@ -314,6 +319,16 @@ export function validateState(s: SchedulerState, validateOne: (ts: TaskState) =>
     if (tg.name !== name) fail(() => `task group ${tg.name} filed under ${name}`);
     const n = groupSizes.get(tg) ?? 0;
     if (tg.size !== n) fail(() => `task group ${name} has size ${tg.size}, ${n} tasks`);
+    const counted = groupCounts.get(tg);
+    for (const [state, kept] of Object.entries(tg.states)) {
+      if (state === "forgotten") continue;
+      const n = counted?.states.get(state) ?? 0;
+      if (kept !== n) fail(() => `task group ${name} counts ${kept} tasks ${state}, has ${n}`);
+    }
+    const bytes = counted?.bytes ?? 0;
+    if (tg.memoryBytes !== bytes) {
+      fail(() => `task group ${name} counts ${tg.memoryBytes} bytes in memory, has ${bytes}`);
+    }
   }
   for (const tg of groupSizes.keys()) {
     if (s.taskGroups.get(tg.name) !== tg) fail(() => `task group ${tg.name} is not filed`);
