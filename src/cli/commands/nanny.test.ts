@@ -269,7 +269,15 @@ describe.concurrent("weft worker --nanny", () => {
     });
     const args = [scheduler.address, "--nthreads", "1", "--executor", "inline", "--tasks", tasks];
     const nanny = runNanny(
-      { args, maxRestarts: 0, stop: stopped, taskModules: [tasks], pluginSetupTimeoutMs: 1_000 },
+      {
+        args,
+        maxRestarts: 0,
+        stop: stopped,
+        taskModules: [tasks],
+        pluginSetupTimeoutMs: 1_000,
+        // The setup that never ends lingers (torn down if it ends): the close waits this long on it.
+        closeTimeoutMs: 1_000,
+      },
       ctx,
     );
     const client = await Client.connect(scheduler.address);
@@ -286,6 +294,9 @@ describe.concurrent("weft worker --nanny", () => {
       stop();
       await nanny;
       expect(ctx.exitCode).toBe(0);
+      expect(ctx.stderr.text).toContain(
+        'weft worker: nanny: the setup of nanny plugin "nanny.never" did not finish within 1 s: no longer waited on',
+      );
     } finally {
       stop();
       await client.close();

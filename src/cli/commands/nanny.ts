@@ -204,6 +204,12 @@ export interface NannyOptions {
   readonly pluginSetupTimeoutMs?: number;
   /** Default {@link HEALTHY_MS}: a child that ran this long resets the count of restarts in a row. */
   readonly healthyMs?: number;
+  /**
+   * How long the nanny, stopping, waits on its plugins' teardowns, and on a setup
+   * still running past its timeout (it is torn down if it ends), in ms. Default
+   * {@link DEFAULT_CLOSE_TIMEOUT_S} seconds, a worker's close's.
+   */
+  readonly closeTimeoutMs?: number;
 }
 
 /**
@@ -227,10 +233,11 @@ export async function runNanny(o: NannyOptions, ctx: CliContext): Promise<void> 
     await runChildren(o, ctx, plugins, nanny);
   } finally {
     // A teardown that never ends must not keep the nanny from stopping.
-    const budget = new CloseBudget(DEFAULT_CLOSE_TIMEOUT_S);
+    const seconds = (o.closeTimeoutMs ?? DEFAULT_CLOSE_TIMEOUT_S * 1000) / 1000;
+    const budget = new CloseBudget(seconds);
     await plugins.removeAll(teardownFailed, budget, (name, hook) =>
       ctx.stderr.write(
-        `weft worker: nanny: the ${hook} of nanny plugin ${JSON.stringify(name)} did not finish within ${DEFAULT_CLOSE_TIMEOUT_S} s: no longer waited on\n`,
+        `weft worker: nanny: the ${hook} of nanny plugin ${JSON.stringify(name)} did not finish within ${seconds} s: no longer waited on\n`,
       ),
     );
     budget.clear();
