@@ -1,5 +1,5 @@
 import { connect as netConnect, type Socket } from "node:net";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { FrameReader, framesOf } from "../comm/framing.ts";
 import { messageSegments, splitMessage } from "../comm/messageLayout.ts";
 import { decodeMessage, encodeMessage } from "../comm/wireCodec.ts";
@@ -29,10 +29,21 @@ vi.mock("./dumpState.ts", async (original) => {
   };
 });
 
-const open: { close(): Promise<void> }[] = [];
-afterEach(async () => {
-  for (const x of open.splice(0).reverse()) await x.close();
-});
+/** Something a test opened, to close once it finished. */
+type Closable = { close(): Promise<void> };
+
+/**
+ * Where a test's helpers put what they open: closed in reverse order once the
+ * test finished, by the test's own hook (its tests run concurrently: one
+ * `afterEach` over a shared list closed the others' schedulers under them).
+ */
+function closedAfter(onTestFinished: (fn: () => Promise<void>) => void): (x: Closable) => void {
+  const open: Closable[] = [];
+  onTestFinished(async () => {
+    for (const x of open.splice(0).reverse()) await x.close();
+  });
+  return (x) => open.push(x);
+}
 
 const reply = (requestId: number) => ({ op: "reply", requestId, result: null });
 
@@ -132,12 +143,12 @@ async function until(cond: () => boolean): Promise<void> {
 }
 
 /** A scheduler over TCP whose topic `big` holds one event of 128 KiB, and a client of it. */
-async function schedulerWithBigEvent() {
-  const s: Scheduler = await startTestScheduler("tcp://127.0.0.1:0", (x) => open.push(x));
+async function schedulerWithBigEvent(track: (x: Closable) => void) {
+  const s: Scheduler = await startTestScheduler("tcp://127.0.0.1:0", track);
   const other = await rawPeer(
     s.address,
     { op: "register-client", clientId: "other", ...wireVersion() },
-    (x) => open.push(x),
+    track,
   );
   const big = "x".repeat(128 * 1024);
   await other.comm.send([{ op: "log-event", requestId: 1, topics: ["big"], msg: big }]);
@@ -147,6 +158,7 @@ async function schedulerWithBigEvent() {
 
 /** A raw connection to `s` that registers as client `flood`, sends `requests` in one frame and reads nothing. */
 async function flood(
+  track: (x: Closable) => void,
   s: Scheduler,
   requests: readonly Record<string, unknown>[],
   after: readonly Record<string, unknown>[][] = [],
@@ -154,7 +166,7 @@ async function flood(
   const { host, port } = parseHostPort(s.address);
   const socket = netConnect({ host, port });
   await new Promise((r) => socket.once("connect", r));
-  open.push({ close: async () => void socket.destroy() });
+  track({ close: async () => void socket.destroy() });
   // No 'data' listener: the socket reads nothing past Node's small buffer.
   socket.write(
     Buffer.concat([
@@ -180,12 +192,17 @@ async function settled(answered: () => number, n: number): Promise<number> {
 
 const getBig = (i: number) => ({ op: "get-events", requestId: i + 1, topic: "big" });
 
-describe("a client that sends requests in bulk and does not read the answers", () => {
-  it("is answered no further than the bound beyond what the network took, other clients are, and it gets every answer in order once it reads", async () => {
-    const { s, other } = await schedulerWithBigEvent();
+// Concurrent: each test has a scheduler of its own, and most of their time is spent
+// waiting for the network and the closes' bounds (STREAMS_FLUSH_S).
+describe.concurrent("a client that sends requests in bulk and does not read the answers", () => {
+  it("is answered no further than the bound beyond what the network took, other clients are, and it gets every answer in order once it reads", async ({
+    onTestFinished,
+  }) => {
+    const track = closedAfter(onTestFinished);
+    const { s, other } = await schedulerWithBigEvent(track);
     const n = 600; // answers of 128 KiB: 75 MiB
     const requests = Array.from({ length: n }, (_, i) => getBig(i));
-    const socket = await flood(s, requests);
+    const socket = await flood(track, s, requests);
     const stream = s.router.clients.get("flood")!;
     const answered = () => stream.messageCount + stream.pending;
     // What the kernel's buffers took (some megabytes), and the bound: not all 600.
@@ -202,8 +219,11 @@ describe("a client that sends requests in bulk and does not read the answers", (
     expect(got.every((m) => m.op !== "reply" || m.error === undefined)).toBe(true);
   }, 60_000);
 
-  it("is answered no further than the bound beyond what the network took for get-dataset, answered by stimulus id", async () => {
-    const { s, other } = await schedulerWithBigEvent();
+  it("is answered no further than the bound beyond what the network took for get-dataset, answered by stimulus id", async ({
+    onTestFinished,
+  }) => {
+    const track = closedAfter(onTestFinished);
+    const { s, other } = await schedulerWithBigEvent(track);
     // A dataset of a value of 128 KiB: each get-dataset of a few bytes is answered with it.
     await other.comm.send([
       {
@@ -223,7 +243,7 @@ describe("a client that sends requests in bulk and does not read the answers", (
       name: "big",
       stimulusId: `g${i}`,
     }));
-    const socket = await flood(s, gets);
+    const socket = await flood(track, s, gets);
     const stream = s.router.clients.get("flood")!;
     const answered = () => stream.messageCount + stream.pending;
     // Before, not counted by the bound: all 600 held (75 MiB), as many as the client sent.
@@ -235,8 +255,11 @@ describe("a client that sends requests in bulk and does not read the answers", (
     );
   }, 60_000);
 
-  it("has its large answers encoded one at a time, not coalesced into one batch", async () => {
-    const { s, other } = await schedulerWithBigEvent();
+  it("has its large answers encoded one at a time, not coalesced into one batch", async ({
+    onTestFinished,
+  }) => {
+    const track = closedAfter(onTestFinished);
+    const { s, other } = await schedulerWithBigEvent(track);
     // The topic: 64 events of 128 KiB, 8 MiB an answer.
     const big = "x".repeat(128 * 1024);
     await other.comm.send(
@@ -250,6 +273,7 @@ describe("a client that sends requests in bulk and does not read the answers", (
     await other.waitFor((m) => m.requestId === 162);
     const n = 16;
     await flood(
+      track,
       s,
       Array.from({ length: n }, (_, i) => getBig(i)),
     );
@@ -261,9 +285,11 @@ describe("a client that sends requests in bulk and does not read the answers", (
     expect(stream.batchCount).toBe(stream.messageCount);
   }, 60_000);
 
-  it("holds the scheduler's close no longer than STREAMS_FLUSH_S", async () => {
-    const { s } = await schedulerWithBigEvent();
+  it("holds the scheduler's close no longer than STREAMS_FLUSH_S", async ({ onTestFinished }) => {
+    const track = closedAfter(onTestFinished);
+    const { s } = await schedulerWithBigEvent(track);
     await flood(
+      track,
       s,
       Array.from({ length: 100 }, (_, i) => getBig(i)),
     );
@@ -275,9 +301,13 @@ describe("a client that sends requests in bulk and does not read the answers", (
     expect(s.status).toBe("closed");
   }, 40_000);
 
-  it("holds a close given a shorter timeout no longer than that timeout for the streams", async () => {
-    const { s } = await schedulerWithBigEvent();
+  it("holds a close given a shorter timeout no longer than that timeout for the streams", async ({
+    onTestFinished,
+  }) => {
+    const track = closedAfter(onTestFinished);
+    const { s } = await schedulerWithBigEvent(track);
     await flood(
+      track,
       s,
       Array.from({ length: 100 }, (_, i) => getBig(i)),
     );
@@ -290,14 +320,17 @@ describe("a client that sends requests in bulk and does not read the answers", (
     expect(s.status).toBe("closed");
   }, 40_000);
 
-  it("makes no dump for the requests it left unanswered when it went", async () => {
-    const { s } = await schedulerWithBigEvent();
+  it("makes no dump for the requests it left unanswered when it went", async ({
+    onTestFinished,
+  }) => {
+    const track = closedAfter(onTestFinished);
+    const { s } = await schedulerWithBigEvent(track);
     const held = Array.from({ length: 100 }, (_, i) => getBig(i));
     const dumpRequests = Array.from({ length: 50 }, (_, i) => ({
       op: "dump-state",
       requestId: 1000 + i,
     }));
-    const socket = await flood(s, [...held, ...dumpRequests]);
+    const socket = await flood(track, s, [...held, ...dumpRequests]);
     const stream = s.router.clients.get("flood")!;
     await settled(() => stream.messageCount + stream.pending, held.length);
     const before = dumps.made;
@@ -307,12 +340,15 @@ describe("a client that sends requests in bulk and does not read the answers", (
     expect(dumps.made).toBe(before);
   }, 60_000);
 
-  it("has the messages it sent after the held request handled for their effects when it went", async () => {
-    const { s, other } = await schedulerWithBigEvent();
+  it("has the messages it sent after the held request handled for their effects when it went", async ({
+    onTestFinished,
+  }) => {
+    const track = closedAfter(onTestFinished);
+    const { s, other } = await schedulerWithBigEvent(track);
     const held = Array.from({ length: 100 }, (_, i) => getBig(i));
     // In frames of their own after the one held: unread in the comm when the client goes.
     const later = [[{ op: "log-event", requestId: 5000, topics: ["later"], msg: "left" }]];
-    const socket = await flood(s, held, later);
+    const socket = await flood(track, s, held, later);
     const stream = s.router.clients.get("flood")!;
     await settled(() => stream.messageCount + stream.pending, held.length);
     socket.resetAndDestroy();
