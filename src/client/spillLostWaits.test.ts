@@ -33,20 +33,26 @@ function deleteSpillFiles(): void {
 // disk, and stay there when read.
 const SPILLING = { memoryLimit: "20kB", memoryTarget: 0.5 } as const;
 const N = 12_000;
+/**
+ * The workers' lostInputHeldMs where a test waits it out before the loss errs a
+ * task (LOST_INPUT_HELD_MS, 2 s, each time): what it guards is the error coming
+ * at all, rather than the task rescheduled for good.
+ */
+const HELD_MS = 300;
 const SUM = Array.from({ length: N }, (_, i) => i % 251).reduce((a, b) => a + b, 0);
 
 /**
  * A cluster of one spilling worker (two threads, `executor`) running the tasks of
  * testSpillLostTasks.ts, holding `x` (12 kB, on disk), published as `{ future: x }`
- * under "x".
+ * under "x"; its `lostInputHeldMs` as given.
  */
-async function spilledX(executor: "inline" | "threads") {
+async function spilledX(executor: "inline" | "threads", lostInputHeldMs = LOST_INPUT_HELD_MS) {
   const { cluster, client } = await testCluster({
     workers: 1,
     threadsPerWorker: 2,
     executor,
     taskModules: [CLIENT_TEST_TASKS, SPILL_LOST_TASKS],
-    worker: { ...SPILLING, spillDirectory: dir },
+    worker: { ...SPILLING, spillDirectory: dir, lostInputHeldMs },
   });
   const [w] = cluster.workers;
   const x = client.submit(bytes, N);
@@ -67,7 +73,7 @@ describe("a spilled value gone from disk, held by a task waiting for another rea
   for (const { executor, seceding } of cases) {
     const how = `${seceding ? "seceded" : "holding a client"}, ${executor}`;
     it(`fails that reader with the loss, rather than hanging (${how})`, async () => {
-      const { w, client, x, started } = await spilledX(executor);
+      const { w, client, x, started } = await spilledX(executor, HELD_MS);
       // It reads x from disk as it starts, then awaits byteSum(x), which finds the file
       // gone: rescheduled back here again and again, while x, held, could not be dropped.
       const h = client.submit(awaitsAnotherReader, x, "x", 200, seceding);
@@ -75,7 +81,7 @@ describe("a spilled value gone from disk, held by a task waiting for another rea
       deleteSpillFiles();
       const outcome = await Promise.race([
         h.result(),
-        sleep(LOST_INPUT_HELD_MS + 6000).then(() => "still waiting"),
+        sleep(HELD_MS + 6000).then(() => "still waiting"),
       ]);
       expect(outcome).toMatch(new RegExp(`the spilled value of "${x.key}" is gone from disk`));
       // Then dropped, and computed again for what needs it.
@@ -121,7 +127,7 @@ describe("a spilled value gone from disk, held by a task waiting for another rea
       workers: 2,
       threadsPerWorker: 2,
       taskModules: [CLIENT_TEST_TASKS, SPILL_LOST_TASKS],
-      worker: { ...SPILLING, spillDirectory: dir },
+      worker: { ...SPILLING, spillDirectory: dir, lostInputHeldMs: HELD_MS },
     });
     const [a, b] = cluster.workers;
     const x = client.submitWith({ workers: [a.address] }, bytes, N);
@@ -143,7 +149,7 @@ describe("a spilled value gone from disk, held by a task waiting for another rea
     deleteSpillFiles();
     const outcome = await Promise.race([
       h.result(),
-      sleep(LOST_INPUT_HELD_MS + 6000).then(() => "still waiting"),
+      sleep(HELD_MS + 6000).then(() => "still waiting"),
     ]);
     expect(outcome).toMatch(new RegExp(`the spilled value of "${x.key}" is gone from disk`));
     expect(outcome).toContain(`(while fetching its input ${x.key})`);

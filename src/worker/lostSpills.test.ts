@@ -193,7 +193,7 @@ describe("LostSpills, the input held by tasks that may wait for the one finding 
    * {@link lostWith}'s, with `holders` running too, and a LostSpills whose clock the
    * test moves (`clock.ms`) and whose tasks holding a client are `clients`.
    */
-  function heldBy(holders: string[]) {
+  function heldBy(holders: string[], heldMs?: number) {
     const made = lostWith(["d", ...holders]);
     const clock = { ms: 1_000 };
     const clients = new Set<string>();
@@ -205,6 +205,7 @@ describe("LostSpills, the input held by tasks that may wait for the one finding 
       reschedule: () => {},
       holdsClient: (key) => clients.has(key),
       now: () => clock.ms,
+      heldMs,
     });
     return { ...made, lost, clock, clients };
   }
@@ -221,6 +222,16 @@ describe("LostSpills, the input held by tasks that may wait for the one finding 
     clock.ms += 1;
     expect(lost.fails(err, "d")).toBe(true);
     expect(lost.verdict(err, "d")).toBe("fail");
+  });
+
+  it("errs the task after the worker's lostInputHeldMs instead, when given", () => {
+    const { ws, lost, err, clock } = heldBy(["h"], 300);
+    ws.handleStimulus(secede("h", "secede-h"));
+    expect(lost.fails(err, "d")).toBe(false);
+    clock.ms += 299;
+    expect(lost.fails(err, "d")).toBe(false);
+    clock.ms += 1;
+    expect(lost.fails(err, "d")).toBe(true);
   });
 
   it("errs it only while every holder may wait: one holding a client, not one merely running", () => {

@@ -58,6 +58,8 @@ export interface LostSpillsHost {
   holdsClient?(key: string): boolean;
   /** A monotonic clock, in milliseconds (default `performance.now`). */
   now?(): number;
+  /** Default {@link LOST_INPUT_HELD_MS}: the worker's `lostInputHeldMs`. */
+  readonly heldMs?: number;
 }
 
 /**
@@ -241,7 +243,7 @@ export class LostSpills {
 
   /**
    * Whether `err.key` (found lost) has been held here for {@link LOST_INPUT_HELD_MS}
-   * only by tasks, other than `dependent`, that may be waiting for others.
+   * (or the host's `heldMs`) only by tasks, other than `dependent`, that may be waiting for others.
    */
   private heldByWaitersLong(err: SpilledValueLostError, dependent: string | null): boolean {
     this.lost(err);
@@ -253,7 +255,7 @@ export class LostSpills {
     const now = this.host.now?.() ?? performance.now();
     const since = this.heldByWaitersSince.get(err.key) ?? now;
     this.heldByWaitersSince.set(err.key, since);
-    return now - since >= LOST_INPUT_HELD_MS;
+    return now - since >= (this.host.heldMs ?? LOST_INPUT_HELD_MS);
   }
 
   /**

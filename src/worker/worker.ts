@@ -224,6 +224,7 @@ export class Worker extends BaseWorker {
         for (const key of keys) this.batchedSend(toMessage(new RescheduleMsg(key, sid)));
       },
       holdsClient: (key) => this.runner.holdsClient(key),
+      heldMs: o.lostInputHeldMs,
     });
     this.executors = new TaskExecutors(o, logger, () => this.address);
     this.memory =

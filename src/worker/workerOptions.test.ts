@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { LOST_INPUT_HELD_MS } from "./lostSpills.ts";
 import { resolveWorkerOptions } from "./workerOptions.ts";
 
 const scheduler = "tcp://127.0.0.1:1";
@@ -101,6 +102,20 @@ describe("resolveWorkerOptions: threads", () => {
     expect(resolveWorkerOptions({ scheduler, nthreads: 1024 }).nthreads).toBe(1024);
     expect(resolveWorkerOptions({ scheduler, nthreads: 5000, executor: "inline" }).nthreads).toBe(
       5000,
+    );
+  });
+});
+
+describe("resolveWorkerOptions: lostInputHeldMs", () => {
+  it("defaults to LOST_INPUT_HELD_MS, takes a delay, and refuses what no timer waits", () => {
+    expect(resolveWorkerOptions({ scheduler }).lostInputHeldMs).toBe(LOST_INPUT_HELD_MS);
+    expect(resolveWorkerOptions({ scheduler, lostInputHeldMs: 0 }).lostInputHeldMs).toBe(0);
+    expect(resolveWorkerOptions({ scheduler, lostInputHeldMs: 250 }).lostInputHeldMs).toBe(250);
+    expect(() => resolveWorkerOptions({ scheduler, lostInputHeldMs: -1 })).toThrow(
+      /Worker option lostInputHeldMs must be/,
+    );
+    expect(() => resolveWorkerOptions({ scheduler, lostInputHeldMs: 2 ** 31 })).toThrow(
+      "Worker option lostInputHeldMs must be at most 2147483647 ms (about 24.8 days), got 2147483648",
     );
   });
 });

@@ -23,6 +23,7 @@ import { preloadUrl } from "../util/preload.ts";
 import { showValue } from "../util/showValue.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
 import { wildcardOf } from "../util/wildcardHost.ts";
+import { LOST_INPUT_HELD_MS } from "./lostSpills.ts";
 import type { MemoryMeasure } from "./memoryMonitor.ts";
 import type { NannyLink } from "./nannyLink.ts";
 import { MAX_POOL_THREADS } from "./poolThreads.ts";
@@ -90,6 +91,13 @@ export interface WorkerOptions {
   retryBusyWorkerDelayMs?: number;
   /** How often to look for missing dependencies, in ms (Dask's find_missing). Default 1,000. */
   findMissingIntervalMs?: number;
+  /**
+   * How long the tasks here holding a spilled value gone from disk may all be ones
+   * that could be waiting for the task that found it lost before that task errs
+   * with the loss, rather than being rescheduled again, in ms (see
+   * `LOST_INPUT_HELD_MS`). Default 2,000.
+   */
+  lostInputHeldMs?: number;
   /** How often to tell the scheduler this worker is alive, in ms. Default 1,000. */
   heartbeatIntervalMs?: number;
   /** Batching interval of the stream to the scheduler, in ms; 0 for the next turn. Default 2. */
@@ -506,6 +514,7 @@ const WORKER_OPTIONS: OptionNames<WorkerOptions> = {
   transferIncomingBytesLimit: true,
   retryBusyWorkerDelayMs: true,
   findMissingIntervalMs: true,
+  lostInputHeldMs: true,
   heartbeatIntervalMs: true,
   batchedSendIntervalMs: true,
   connectTimeoutMs: true,
@@ -619,6 +628,7 @@ export function resolveWorkerOptions(o: WorkerOptions): ResolvedWorkerOptions {
     ),
     retryBusyWorkerDelayMs: delayMs("retryBusyWorkerDelayMs", o.retryBusyWorkerDelayMs ?? 150),
     findMissingIntervalMs: timerMs("findMissingIntervalMs", o.findMissingIntervalMs ?? 1000),
+    lostInputHeldMs: delayMs("lostInputHeldMs", o.lostInputHeldMs ?? LOST_INPUT_HELD_MS),
     heartbeatIntervalMs: timerMs("heartbeatIntervalMs", o.heartbeatIntervalMs ?? 1000),
     batchedSendIntervalMs: delayMs("batchedSendIntervalMs", o.batchedSendIntervalMs ?? 2),
     connectTimeoutMs,
