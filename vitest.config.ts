@@ -42,7 +42,8 @@ const SHARED_FORK_TESTS = [
   // runs `weft replay`, whose modules are the CLI's.
   "src/replay/!(cli).test.ts",
   // And single files of the other directories (64: 59-78 s run alone
-  // isolated, 33-35 s shared, on a loaded host).
+  // isolated, 33-35 s shared, on a loaded host; 11 more later: 11-12 s of wall
+  // isolated, 4 s shared).
   ...SHARED_FORK_FILES,
 ];
 
