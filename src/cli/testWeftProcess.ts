@@ -1,6 +1,6 @@
 /** `weft` run as a user runs it, in a process of its own, for tests that need one. */
 
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
 /** The command's entry point, as `npm` installs it. */
@@ -13,13 +13,19 @@ export interface WeftProcessOutcome {
   readonly err: string;
 }
 
-/** `weft ...args` in a process of its own, given `input` on stdin (else none), its stdout and stderr read to the end. */
-export async function weftProcess(
-  args: readonly string[],
-  input?: string,
-): Promise<WeftProcessOutcome> {
+/** A `weft` process started by {@link startWeft}: to signal, and how it ended. */
+export interface RunningWeft {
+  readonly child: ChildProcess;
+  /** Resolves once it exited and both its streams were read to their end. */
+  readonly outcome: Promise<WeftProcessOutcome>;
+}
+
+/**
+ * Start `weft ...args` in a process of its own, given `input` on stdin (else none:
+ * stdin ends at once, as `< /dev/null` gives it), reading its stdout and stderr.
+ */
+export function startWeft(args: readonly string[], input?: string): RunningWeft {
   const child = spawn(process.execPath, [WEFT_BIN, ...args], { stdio: "pipe" });
-  // No input: stdin ends at once, as `< /dev/null` gives it.
   child.stdin.end(input);
   let out = "";
   let err = "";
@@ -30,6 +36,13 @@ export async function weftProcess(
     err += d.toString();
   });
   // "close", not "exit": the streams are read to their end by then.
-  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
-  return { code, out, err };
+  const outcome = new Promise<WeftProcessOutcome>((resolve) =>
+    child.on("close", (code) => resolve({ code, out, err })),
+  );
+  return { child, outcome };
+}
+
+/** `weft ...args` in a process of its own, given `input` on stdin (else none), its stdout and stderr read to the end. */
+export function weftProcess(args: readonly string[], input?: string): Promise<WeftProcessOutcome> {
+  return startWeft(args, input).outcome;
 }

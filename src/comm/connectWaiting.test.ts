@@ -11,6 +11,7 @@ import {
 } from "./connectWaiting.ts";
 import { ConnectError } from "./errors.ts";
 import { connectTcp } from "./tcp.ts";
+import { muteServer } from "./testMuteServer.ts";
 import { strangerTls, testTls } from "./testTls.ts";
 import { answerUnresolvedAtOnce } from "./testUnresolvedHost.ts";
 
@@ -334,6 +335,52 @@ describe("connectWaiting", () => {
     expect(tryTimeoutWithin(30_000, 2_000)).toBe(2_000);
     expect(tryTimeoutWithin(30_000, -5)).toBe(LAST_TRY_FLOOR_MS);
     expect(tryTimeoutWithin(100, -5)).toBe(100);
+  });
+
+  it("ends at once when its signal is aborted, the try in flight too: a TLS handshake that never completes, or the pause between refusals", async () => {
+    const mute = await muteServer();
+    try {
+      const stop = new AbortController();
+      const dialling = connectWaiting(`tls://${mute.hostPort}`, {
+        timeoutMs: 30_000,
+        tls: testTls(),
+        signal: stop.signal,
+      }).catch((e: unknown) => e);
+      await mute.acceptedAtLeast(1);
+      stop.abort(new Error("closing"));
+      const ended = await Promise.race([dialling, sleep(2_000, "still dialling")]);
+      // The caller's reason, not a failure to connect blamed on the server.
+      expect((ended as Error).message).toBe("closing");
+      await mute.endedAtLeast(1);
+    } finally {
+      await mute.close();
+    }
+    // Refused, until the pause between tries has grown to its full second: aborted then.
+    const stop = new AbortController();
+    let tries = 0;
+    let aborted = 0;
+    setDialer(async (address, o) => {
+      o.signal?.throwIfAborted(); // as connect does
+      if (++tries === 6) {
+        setTimeout(() => {
+          aborted = Date.now();
+          stop.abort(new Error("closing"));
+        }, 20);
+      }
+      throw new ConnectError(`connection to ${address} refused`, address, "ECONNREFUSED");
+    });
+    try {
+      const err = await connectWaiting("tcp://192.0.2.1:8786", {
+        timeoutMs: 60_000,
+        signal: stop.signal,
+      }).catch((e: unknown) => e);
+      expect((err as Error).message).toBe("closing");
+      expect(tries).toBe(6);
+      // Before, the pause ran out first: a second.
+      expect(Date.now() - aborted).toBeLessThan(500);
+    } finally {
+      setDialer(null);
+    }
   });
 
   it("fails at once when the address function fails", async () => {

@@ -124,7 +124,8 @@ export function schedulerWaitLine({ reason, refused }: WaitedFailure): string {
  * {@link tryTimeoutWithin}); the failure at the end is a {@link ConnectError}
  * saying how long it was tried. Anything else (TLS, a bad address) fails at
  * once, as it would not mend by waiting; so does a failure of the address
- * function.
+ * function. `signal` aborted ends the wait at once, the try in flight too (its
+ * socket destroyed, a TLS handshake included), rejecting with its reason.
  */
 export async function connectWaiting(
   address: WaitedAddress,
@@ -204,8 +205,22 @@ export async function connectWaiting(
         nextReport = Date.now() + reportEveryMs;
         onStillFailing?.(failure());
       }
-      await sleep(Math.min(pause, Math.max(0, deadline - Date.now())));
+      await pauseUnlessAborted(Math.min(pause, Math.max(0, deadline - Date.now())), options.signal);
       pause = Math.min(pause * 2, 1_000);
     }
+  }
+}
+
+/**
+ * Wait `ms`, unless `signal` is aborted first: then reject with its reason, as the
+ * try cut short does (the timers' own rejection is a bare "The operation was aborted").
+ */
+async function pauseUnlessAborted(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  if (signal === undefined) return sleep(ms);
+  try {
+    await sleep(ms, undefined, { signal });
+  } catch (err) {
+    signal.throwIfAborted();
+    throw err;
   }
 }

@@ -21,6 +21,17 @@ describe("StartSteps", () => {
     expect(s.isStopped).toBe(false);
   });
 
+  it("a stop aborts its signal, with the message, for what a step left running (a connect try)", async () => {
+    const s = steps();
+    const reasons: unknown[] = [];
+    s.signal.addEventListener("abort", () => reasons.push(s.signal.reason));
+    expect(s.signal.aborted).toBe(false);
+    s.stop();
+    s.stop();
+    expect(reasons).toHaveLength(1);
+    expect((reasons[0] as Error).message).toBe(MESSAGE);
+  });
+
   it("a stop ends a step that never settles at once, and later steps are not run", async () => {
     const s = steps();
     const stuck = s.step(() => new Promise(() => {}));

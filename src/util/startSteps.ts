@@ -12,6 +12,7 @@ import { callGuarded } from "./guardedCall.ts";
 /** The steps of one start, and the close that stops them. */
 export class StartSteps {
   private stopped = false;
+  private readonly aborter = new AbortController();
   private resolveStop: () => void = () => {};
   /** Resolves on {@link stop}: every step in progress loses the race to it. */
   private readonly stopping = new Promise<void>((resolve) => {
@@ -30,10 +31,21 @@ export class StartSteps {
     return this.stopped;
   }
 
+  /**
+   * Aborted on {@link stop}, with the message: for a step's dials and waits,
+   * which the step's rejection leaves running. A connect try left so (a TLS
+   * handshake that never completes, packets dropped) held the process open
+   * until its timeout, 30 s after the close.
+   */
+  get signal(): AbortSignal {
+    return this.aborter.signal;
+  }
+
   /** The server is closing: the step in progress, and every later one, rejects with the message. */
   stop(): void {
     this.stopped = true;
     this.resolveStop();
+    this.aborter.abort(new Error(this.message));
   }
 
   /**

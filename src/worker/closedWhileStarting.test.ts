@@ -2,8 +2,11 @@ import { writeFileSync } from "node:fs";
 import type { AddressInfo, Socket } from "node:net";
 import { createServer } from "node:net";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
+import { muteServer } from "../comm/testMuteServer.ts";
+import { testTls } from "../comm/testTls.ts";
 import type { NannyLink } from "./nannyLink.ts";
 import { stuckStartLog } from "./stuckStartTasks.ts";
 import { startingWorkers } from "./testStartingWorkers.ts";
@@ -145,6 +148,19 @@ export function weftTeardown() { log.push("down"); }
     );
     expect(rejectedMs).toBeLessThan(500);
     expect(closedMs).toBeLessThan(5_000);
+    expect(w.status).toBe("failed");
+  });
+
+  it("a scheduler whose TLS handshake never completes: the close ends the connect try, which held the process until its timeout", async () => {
+    const mute = await muteServer();
+    cleanup(() => mute.close());
+    // connectTimeoutMs 60 s (startingWorkers'): before, the try went on that long.
+    const w = worker(`tls://${mute.hostPort}`, { listen: "tls://127.0.0.1:0", tls: testTls() });
+    const starting = w.start();
+    const { closedMs } = await closeWhileStarting(w, starting, () => mute.accepted > 0, 30);
+    expect(closedMs).toBeLessThan(5_000);
+    const ended = mute.endedAtLeast(1).then(() => "ended");
+    expect(await Promise.race([ended, sleep(2_000, "still connecting")])).toBe("ended");
     expect(w.status).toBe("failed");
   });
 });

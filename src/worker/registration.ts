@@ -53,6 +53,8 @@ export interface RegistrationHost {
   closing(): boolean;
   /** Throw if the worker was closed while it waited (before asking again). */
   throwIfClosed(): void;
+  /** Aborted when the worker closes: the connect try in flight ends then, not at its timeout. */
+  readonly signal: AbortSignal;
   /**
    * When the worker's start began (`Date.now()`), which `deathTimeoutMs`
    * bounds as a whole: the wait for the scheduler ends that long after it.
@@ -105,7 +107,7 @@ export async function registerWithScheduler(host: RegistrationHost): Promise<Reg
       );
     }
     comm.abort();
-    await sleep(NAME_TAKEN_RETRY_MS);
+    await sleep(NAME_TAKEN_RETRY_MS, undefined, { signal: host.signal });
     host.throwIfClosed();
   }
 }
@@ -130,6 +132,7 @@ async function connectToScheduler(host: RegistrationHost): Promise<Comm> {
     waitMs,
     ...(host.startedAt !== undefined ? { startedAt: host.startedAt } : {}),
     stopped: () => host.closing(),
+    signal: host.signal,
     onFirstFailure: (failure) =>
       host.logger.info(
         { scheduler: o.scheduler, reason: failure.reason, waitMs: o.deathTimeoutMs },

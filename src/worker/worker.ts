@@ -612,6 +612,7 @@ export class Worker extends BaseWorker {
             },
             closing: () => this.closePromise !== null,
             throwIfClosed: () => this.throwIfClosedWhileStarting(),
+            signal: this.starting.signal,
           }),
         ),
       (late) => late.comm.abort(),

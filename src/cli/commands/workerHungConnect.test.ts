@@ -1,0 +1,65 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { describe, expect, it } from "vitest";
+import { muteServer } from "../../comm/testMuteServer.ts";
+import { TEST_TLS_FLAGS } from "../../comm/testTls.ts";
+import { runBuiltCommand } from "../testBuiltCommand.ts";
+import { startWeft } from "../testWeftProcess.ts";
+
+runBuiltCommand();
+
+const ARGS = ["--executor", "inline", "--nthreads", "1", ...TEST_TLS_FLAGS];
+
+/**
+ * Run `weft worker ...args` for a tls:// scheduler whose handshake never completes,
+ * SIGTERM it once it dialled, and give what it ended with and how long after the signal.
+ */
+async function stoppedWhileDialling(args: readonly string[]) {
+  const mute = await muteServer();
+  try {
+    const weft = startWeft(["worker", `tls://${mute.hostPort}`, ...ARGS, ...args]);
+    await mute.acceptedAtLeast(1);
+    const signalled = Date.now();
+    weft.child.kill("SIGTERM");
+    const outcome = await Promise.race([weft.outcome, sleep(15_000, null)]);
+    const tookMs = Date.now() - signalled;
+    if (outcome === null) weft.child.kill("SIGKILL");
+    return { outcome, tookMs };
+  } finally {
+    await mute.close();
+  }
+}
+
+/** The records a weft process logged (JSON lines on stderr) at warn or above, and other lines. */
+function alarming(stderr: string): string[] {
+  return stderr
+    .split("\n")
+    .filter((line) => line !== "")
+    .filter((line) => {
+      try {
+        return (JSON.parse(line) as { level: number }).level >= 40;
+      } catch {
+        return true;
+      }
+    });
+}
+
+// The try's timeout is 30 s (--connect-timeout's default, Dask's): before, the process
+// lived that long after the signal, the close done but the TLS handshake still pending.
+describe("weft worker stopped while its connection to the scheduler hangs", () => {
+  it("exits 0 at once on SIGTERM, blaming nothing on the scheduler", async () => {
+    const { outcome, tookMs } = await stoppedWhileDialling([]);
+    expect(tookMs).toBeLessThan(5_000);
+    expect(outcome?.code).toBe(0);
+    expect(alarming(outcome?.err ?? "")).toEqual([]);
+    expect(outcome?.err).not.toMatch(/cannot|failed|timed out/);
+  }, 30_000);
+
+  // Its worker process exits a second after its close whatever it left running
+  // (exitOnceClosed): the nanny's stop never waited out the try, and must not start to.
+  it("with --nanny: the nanny and its worker exit 0 at once", async () => {
+    const { outcome, tookMs } = await stoppedWhileDialling(["--nanny"]);
+    expect(tookMs).toBeLessThan(5_000);
+    expect(outcome?.code).toBe(0);
+    expect(alarming(outcome?.err ?? "")).toEqual([]);
+  }, 30_000);
+});
