@@ -137,7 +137,9 @@ export async function liveSchedulerFromFile(path: string, o: SchedulerFileWait):
     connectTimeoutMs: o.connectTimeoutMs,
     waitMs,
     comm: o.comm,
-    stopped: () => o.signal.aborted,
+    // Its try in flight ended too: one whose TLS handshake never completes held a
+    // worker told to stop until --connect-timeout (30 s).
+    signal: o.signal,
     onFirstFailure: ({ address, reason, refused }) =>
       o.logger?.info(
         { scheduler: address, schedulerFile: path, reason, waitMs: o.deathTimeoutMs },
@@ -168,7 +170,8 @@ async function dialFromFile(
     readonly connectTimeoutMs: number;
     readonly waitMs: number;
     readonly comm?: CommOptions;
-    readonly stopped?: () => boolean;
+    /** Aborted: stop at once, the try in flight too, rejecting with its reason. */
+    readonly signal?: AbortSignal;
     readonly onFirstFailure?: (failure: WaitedFailure) => void;
     readonly onStillFailing?: (failure: WaitedFailure) => void;
   },
@@ -180,13 +183,17 @@ async function dialFromFile(
       ...o.comm,
       timeoutMs: o.connectTimeoutMs,
       waitMs,
-      stopped: o.stopped,
+      ...(o.signal !== undefined
+        ? { stopped: () => o.signal?.aborted === true, signal: o.signal }
+        : {}),
       onFirstFailure: o.onFirstFailure,
       onStillFailing: o.onStillFailing,
     });
     comm.abort();
     return given.dialled;
   } catch (err) {
+    // Not an address to go on with: the caller was told to stop.
+    o.signal?.throwIfAborted();
     if (given.fileError !== null) throw given.fileError;
     // TLS failures are left to the caller's own connection, which says why as well.
     if (!isTransientConnectError(err)) return given.dialled;

@@ -1,5 +1,8 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { muteServer } from "../../comm/testMuteServer.ts";
 import { TEST_TLS_FLAGS } from "../../comm/testTls.ts";
 import { runBuiltCommand } from "../testBuiltCommand.ts";
@@ -7,16 +10,20 @@ import { startWeft } from "../testWeftProcess.ts";
 
 runBuiltCommand();
 
+const dir = mkdtempSync(join(tmpdir(), "weft-worker-hung-connect-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
 const ARGS = ["--executor", "inline", "--nthreads", "1", ...TEST_TLS_FLAGS];
 
 /**
- * Run `weft worker ...args` for a tls:// scheduler whose handshake never completes,
- * SIGTERM it once it dialled, and give what it ended with and how long after the signal.
+ * Run `weft worker ...args(scheduler)` for a tls:// scheduler whose handshake never
+ * completes, SIGTERM it once it dialled, and give what it ended with and how long
+ * after the signal.
  */
-async function stoppedWhileDialling(args: readonly string[]) {
+async function stoppedWhileDialling(args: (scheduler: string) => readonly string[]) {
   const mute = await muteServer();
   try {
-    const weft = startWeft(["worker", `tls://${mute.hostPort}`, ...ARGS, ...args]);
+    const weft = startWeft(["worker", ...args(`tls://${mute.hostPort}`), ...ARGS]);
     await mute.acceptedAtLeast(1);
     const signalled = Date.now();
     weft.child.kill("SIGTERM");
@@ -47,7 +54,7 @@ function alarming(stderr: string): string[] {
 // lived that long after the signal, the close done but the TLS handshake still pending.
 describe("weft worker stopped while its connection to the scheduler hangs", () => {
   it("exits 0 at once on SIGTERM, blaming nothing on the scheduler", async () => {
-    const { outcome, tookMs } = await stoppedWhileDialling([]);
+    const { outcome, tookMs } = await stoppedWhileDialling((s) => [s]);
     expect(tookMs).toBeLessThan(5_000);
     expect(outcome?.code).toBe(0);
     expect(alarming(outcome?.err ?? "")).toEqual([]);
@@ -57,9 +64,21 @@ describe("weft worker stopped while its connection to the scheduler hangs", () =
   // Its worker process exits a second after its close whatever it left running
   // (exitOnceClosed): the nanny's stop never waited out the try, and must not start to.
   it("with --nanny: the nanny and its worker exit 0 at once", async () => {
-    const { outcome, tookMs } = await stoppedWhileDialling(["--nanny"]);
+    const { outcome, tookMs } = await stoppedWhileDialling((s) => [s, "--nanny"]);
     expect(tookMs).toBeLessThan(5_000);
     expect(outcome?.code).toBe(0);
     expect(alarming(outcome?.err ?? "")).toEqual([]);
+  }, 30_000);
+
+  it("with --scheduler-file: exits 0 at once, where it waited out the try that looks for a live scheduler", async () => {
+    const file = join(dir, "scheduler.json");
+    const { outcome, tookMs } = await stoppedWhileDialling((address) => {
+      writeFileSync(file, JSON.stringify({ type: "Scheduler", address }));
+      return ["--scheduler-file", file];
+    });
+    expect(tookMs).toBeLessThan(5_000);
+    expect(outcome?.code).toBe(0);
+    expect(alarming(outcome?.err ?? "")).toEqual([]);
+    expect(outcome?.err).not.toMatch(/cannot|failed|timed out/);
   }, 30_000);
 });
