@@ -1,8 +1,11 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Comm, Listener } from "../comm/comm.ts";
 import { listen } from "../comm/connect.ts";
 import { CommClosedError, isDataError, isNetworkError } from "../comm/errors.ts";
 import { type RpcHandler, serveRpc } from "../comm/rpc.ts";
+import { muteServer } from "../comm/testMuteServer.ts";
+import { testTls } from "../comm/testTls.ts";
 import { PeerPool } from "./peerPool.ts";
 
 const listeners: Listener[] = [];
@@ -119,18 +122,20 @@ describe("PeerPool", () => {
     expectCutAsLeft(await pending, address, peers);
   });
 
-  it("remove() while the connection is still being made cuts it once made (a silent peer never answers identity)", async () => {
+  it("remove() while the connection is still being made cuts it (a silent peer never answers identity)", async () => {
     const address = await peer({ identity: () => new Promise(() => {}), echo });
     const peers = pool();
     const pending = peers.get(address).catch((e: unknown) => e);
     peers.remove(address, `${address} left the cluster`);
     expectCutAsLeft(await pending, address, peers);
-    // The peer sees the connection closed, not left open.
-    await expect.poll(() => comms.length).toBe(1);
-    await (comms[0] as Comm).closed;
+    // The connect try is aborted: the peer sees no connection, or one closed, none left open.
+    await sleep(200);
+    const seen = comms.length;
+    expect(seen).toBeLessThanOrEqual(1);
+    await Promise.all(comms.map((c) => c.closed));
     // The next get connects afresh.
     const again = peers.get(address).catch((e: unknown) => e);
-    await expect.poll(() => comms.length).toBe(2);
+    await expect.poll(() => comms.length).toBe(seen + 1);
     expect(peers.size).toBe(1);
     peers.remove(address);
     expect(isNetworkError(await again)).toBe(true);
@@ -170,6 +175,29 @@ describe("PeerPool", () => {
     await new Promise((r) => setTimeout(r, 100));
     await peers.closeAll();
     expect(isNetworkError(await pending)).toBe(true);
+  });
+
+  it("closeAll() and remove() end a connection still being made (a TLS handshake never completed), where they waited out its timeout", async () => {
+    const mute = await muteServer();
+    try {
+      const peers = new PeerPool({ connectTimeoutMs: 60_000, tls: testTls() });
+      const address = `tls://${mute.hostPort}`;
+      const removed = peers.get(address).catch((e: unknown) => e);
+      await mute.acceptedAtLeast(1);
+      peers.remove(address, `${address} left the cluster`);
+      const cut = await Promise.race([removed, sleep(2_000, "still connecting")]);
+      expectCutAsLeft(cut, address, peers);
+      const pending = peers.get(address).catch((e: unknown) => e);
+      await mute.acceptedAtLeast(2);
+      // Before, the close of a worker fetching from such a peer waited 30 s on it.
+      const closed = peers.closeAll().then(() => "closed");
+      expect(await Promise.race([closed, sleep(2_000, "still closing")])).toBe("closed");
+      expect(isNetworkError(await pending)).toBe(true);
+      // Its socket closed too: left, it held the process open until the timeout.
+      await mute.endedAtLeast(2);
+    } finally {
+      await mute.close();
+    }
   });
 
   it("a peer saying a limit that is not a positive integer is refused, and is not kept", async () => {

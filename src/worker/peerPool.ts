@@ -39,6 +39,12 @@ export class PeerPool {
    * frozen peer would never answer).
    */
   private readonly cut = new WeakMap<Promise<RpcClient>, CommClosedError>();
+  /**
+   * What aborts each connection's connect try: {@link remove} ends a try still
+   * in flight (a TLS handshake a peer never makes, packets dropped), which else
+   * went on to its timeout, holding `closeAll` (a worker's close) and the process.
+   */
+  private readonly dials = new WeakMap<Promise<RpcClient>, AbortController>();
   private closed = false;
 
   constructor(private readonly options: PeerPoolOptions) {}
@@ -71,9 +77,11 @@ export class PeerPool {
         break;
       }
     }
+    const dial = new AbortController();
     const p = connect(address, {
       timeoutMs: this.options.connectTimeoutMs,
       ...commOptionsOf(this.options),
+      signal: dial.signal,
     }).then(async (comm) => {
       const cut = this.cut.get(p);
       if (cut !== undefined) {
@@ -96,6 +104,7 @@ export class PeerPool {
       }
       return client;
     });
+    this.dials.set(p, dial);
     this.clients.set(address, p);
     p.catch(() => {
       if (this.clients.get(address) === p) this.clients.delete(address);
@@ -165,9 +174,11 @@ export class PeerPool {
     if (p === undefined) return;
     this.clients.delete(address);
     const error = reason === undefined ? undefined : new CommClosedError(reason);
+    const cut = error ?? new CommClosedError(`the connection to ${address} was closed`);
     // Still connecting, or waiting for its identity: cut now, or a silent peer
     // holds it for good.
-    this.cut.set(p, error ?? new CommClosedError(`the connection to ${address} was closed`));
+    this.cut.set(p, cut);
+    this.dials.get(p)?.abort(cut);
     this.learning.get(p)?.abort(error);
     p.then((c) => c.comm.abort(error)).catch(() => {});
   }
