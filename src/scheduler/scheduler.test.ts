@@ -3,6 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../comm/comm.ts";
 import { connect } from "../comm/connect.ts";
+import { muteServer } from "../comm/testMuteServer.ts";
 import { strangerTls, testTls } from "../comm/testTls.ts";
 import { WIRE_PROTOCOL_VERSION, weftVersion, wireVersion } from "../protocol/version.ts";
 import { memoryLogger } from "../worker/testWorker.ts";
@@ -190,6 +191,23 @@ describe("Scheduler server", () => {
     const { s: trusting } = await start({ listen: "tcp://127.0.0.1:0", checkWorkerAddress: false });
     const unchecked = await peer(trusting, registerWorker("tcp://127.0.0.1:1"));
     expect(unchecked.reply).toMatchObject({ status: "OK" });
+  });
+
+  it("a close ends its reach check of a registering worker whose address never makes the TLS handshake, where it waited 5 s for the check", async () => {
+    const mute = await muteServer();
+    try {
+      const { s } = await start({ listen: "tls://127.0.0.1:0", tls: testTls() });
+      void rawPeer(s.address, registerWorker(`tls://${mute.hostPort}`), (c) => open.push(c), {
+        tls: testTls(),
+      }).catch(() => {});
+      await mute.acceptedAtLeast(1);
+      const closed = s.close().then(() => "closed");
+      expect(await Promise.race([closed, sleep(2_000, "still closing")])).toBe("closed");
+      const ended = mute.endedAtLeast(1).then(() => "ended");
+      expect(await Promise.race([ended, sleep(1_000, "still checking")])).toBe("ended");
+    } finally {
+      await mute.close();
+    }
   });
 
   it("refuses the second of two workers registering at once at one tcp:// address, saying why", async () => {

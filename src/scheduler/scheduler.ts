@@ -166,6 +166,7 @@ export class Scheduler implements SessionHost {
   /** When the last look for expired leases ran (the lease clock's ms), null before the first. */
   private lastLeaseCheck: number | null = null;
   private closePromise: Promise<void> | null = null;
+  private readonly closer = new AbortController();
   private faultValue: string | null = null;
   private resolveClosed!: () => void;
   /** Resolves once the scheduler has closed (by {@link close} or after a failure). */
@@ -313,6 +314,14 @@ export class Scheduler implements SessionHost {
 
   get isRunning(): boolean {
     return this.statusValue === "running";
+  }
+
+  /**
+   * Aborted as the scheduler closes or fails: what it dials meanwhile (a registering
+   * worker's reach check), or a plugin does, ends with the close, not at its timeout.
+   */
+  get closing(): AbortSignal {
+    return this.closer.signal;
   }
 
   /** Totals since the start and the current numbers of tasks, workers and clients. */
@@ -671,6 +680,7 @@ export class Scheduler implements SessionHost {
     timeout = DEFAULT_CLOSE_TIMEOUT_S,
   ): Promise<void> {
     if (this.statusValue === "running") this.statusValue = "closing";
+    this.closer.abort(new Error("the scheduler is closing"));
     // As Dask's close, before anything is stopped.
     this.plugins.beforeClose();
     if (this.ttlTimer !== null) clearInterval(this.ttlTimer);

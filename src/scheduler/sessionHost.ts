@@ -44,6 +44,11 @@ export interface SessionHost {
   readonly logger: Logger;
   /** True until the server closes or fails. */
   readonly isRunning: boolean;
+  /**
+   * Aborted as the server closes or fails: what a session dials (a worker's reach
+   * check) ends then, rather than holding the close until its timeout.
+   */
+  readonly closing: AbortSignal;
   /** The task modules clients loaded into the cluster, in order: told to each worker that registers. */
   readonly taskModules: string[];
   /** The files clients uploaded into the cluster, in order: given to each worker that registers. */

@@ -82,17 +82,23 @@ async function refuse(
   await comm.close();
 }
 
-/** Why `address` cannot be connected to, or null once a connection was made (and closed). */
+/**
+ * Why `address` cannot be connected to, or null once a connection was made (and
+ * closed), or once the server closes meanwhile (the caller then finds it not running).
+ */
 async function reachProblem(host: SessionHost, address: string): Promise<string | null> {
   try {
     const probe = await connect(address, {
       timeoutMs: Math.min(host.options.handshakeTimeoutMs, 5_000),
       ...commOptionsOf(host.options),
+      signal: host.closing,
     });
     // Orderly: the worker's rpc server sees a peer that said nothing and left.
     await probe.close();
     return null;
   } catch (err) {
+    // Not the worker's fault: it is not refused for it.
+    if (host.closing.aborted) return null;
     return (err as Error).message;
   }
 }
