@@ -20,7 +20,7 @@ import { isMainThread } from "node:worker_threads";
 import type { Logger } from "pino";
 import { type CommOptions, commOptionsOf } from "../comm/comm.ts";
 import { checkDialAddress } from "../comm/connect.ts";
-import { schedulerWaitLine } from "../comm/connectWaiting.ts";
+import { schedulerPendingLine, schedulerWaitLine } from "../comm/connectWaiting.ts";
 import { withReplyLimit } from "../comm/replyLimit.ts";
 import type { ActorOp, ActorRef } from "../protocol/actors.ts";
 import { joinedSchedulerDump } from "../protocol/clusterDump/schedulerParts.ts";
@@ -446,6 +446,12 @@ export class Client implements FutureHost, GatherHost, ActorHost {
           (err) => logger.warn({ err }, "Client option onWaiting threw"),
         );
       },
+      // As a worker's registration says it: the first failure comes only at the try's timeout.
+      onTryPending: ({ address, pendingMs }) =>
+        logger.info(
+          { scheduler: address, pendingMs, waitMs: timeoutMs },
+          schedulerPendingLine(address, pendingMs),
+        ),
     });
     const address = conn.address;
     const client = new Client(conn, id, address, timeoutMs, limits, logger);

@@ -2,6 +2,9 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { freePort } from "../cli/commands/contactAddress.ts";
+import { STILL_FAILING_EVERY_MS } from "../comm/connectWaiting.ts";
+import { muteServer } from "../comm/testMuteServer.ts";
+import { testTls } from "../comm/testTls.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import { Client } from "./client.ts";
 
@@ -98,6 +101,30 @@ describe("Client.connect to a scheduler not listening yet", () => {
     ).rejects.toThrow(/still refused after 300 ms/);
     expect(lines).toContain("Client option onWaiting threw");
   });
+
+  it("logs every 10 s that a try has had no answer (a TLS handshake never made), as a worker does, where it said nothing until the try's timeout", async () => {
+    const mute = await muteServer();
+    const lines: { msg: string; pendingMs?: number }[] = [];
+    const logger = pino(
+      { level: "info" },
+      { write: (line: string) => void lines.push(JSON.parse(line)) },
+    );
+    const address = `tls://${mute.hostPort}`;
+    const connecting = Client.connect(address, {
+      timeoutMs: STILL_FAILING_EVERY_MS + 2_000,
+      logger,
+      tls: testTls(),
+    }).catch((e: unknown) => e);
+    try {
+      await sleep(STILL_FAILING_EVERY_MS + 1_000);
+      expect(lines.map((l) => l.msg)).toEqual([
+        `still waiting for the scheduler at ${address}: a connection to it has had no answer for 10 s`,
+      ]);
+      expect((await connecting) as Error).toBeInstanceOf(Error); // its timeout, a second later
+    } finally {
+      await mute.close();
+    }
+  }, 30_000);
 
   it("refuses an onWaiting that is not a function", async () => {
     await expect(

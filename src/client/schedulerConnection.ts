@@ -35,6 +35,11 @@ export interface SchedulerConnectionOptions extends CommOptions {
   /** Called once if the first try fails in a way that may mend, with why: the caller says it waits. */
   onFirstFailure?: (failure: WaitedFailure) => void;
   /**
+   * Called every 10 s while a try goes on without an answer (a TLS handshake never
+   * made, packets dropped), which fails only at `timeoutMs`: the caller says it waits.
+   */
+  onTryPending?: (pending: { readonly address: string; readonly pendingMs: number }) => void;
+  /**
    * Batching interval of the stream to the scheduler, in ms. Default: 0 to an
    * `inproc://` scheduler (in this process), 2 otherwise.
    */
@@ -158,6 +163,7 @@ export class SchedulerConnection {
       ...commOptionsOf(o),
       timeoutMs: o.timeoutMs,
       onFirstFailure: o.onFirstFailure,
+      onTryPending: o.onTryPending,
     });
     let leaseTimeoutMs: unknown = null;
     try {

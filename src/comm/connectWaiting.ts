@@ -115,6 +115,11 @@ export function schedulerWaitLine({ reason, refused }: WaitedFailure): string {
     : `the scheduler cannot be reached (${reason}): trying again`;
 }
 
+/** The log line of a try to reach the scheduler at `address` that has had no answer for `pendingMs`. */
+export function schedulerPendingLine(address: string, pendingMs: number): string {
+  return `still waiting for the scheduler at ${address}: a connection to it has had no answer for ${Math.round(pendingMs / 1000)} s`;
+}
+
 /**
  * Connect to `address` (or to what it says before each try). A failure that
  * may mend (see `isTransientConnectError`: refused, a name that does not

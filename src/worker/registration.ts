@@ -16,6 +16,7 @@ import {
   connectWaiting,
   LAST_TRY_FLOOR_MS,
   STILL_FAILING_EVERY_MS,
+  schedulerPendingLine,
   schedulerWaitLine,
 } from "../comm/connectWaiting.ts";
 import { CommClosedError } from "../comm/errors.ts";
@@ -143,7 +144,7 @@ async function connectToScheduler(host: RegistrationHost): Promise<Comm> {
     onTryPending: ({ pendingMs }) =>
       host.logger.info(
         { scheduler: o.scheduler, pendingMs, waitMs: o.deathTimeoutMs },
-        `still waiting for the scheduler at ${o.scheduler}: a connection to it has had no answer for ${Math.round(pendingMs / 1000)} s`,
+        schedulerPendingLine(o.scheduler, pendingMs),
       ),
     onStillFailing: ({ reason, refused, waitedMs }) =>
       host.logger.info(
