@@ -21,6 +21,7 @@ import { plural } from "../../util/plural.ts";
 import { readSchedulerFile } from "../../util/schedulerFile.ts";
 import { writeWholeFile } from "../../util/wholeFile.ts";
 import { warnBareMilliseconds } from "./bareMilliseconds.ts";
+import { sayingItWaitsForAnswer } from "./connectNotice.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { GraphInputError, jsonFriendly, loadGraphInput, STDIN_FILE } from "./graphInput.ts";
 import { graphTasksHint } from "./graphTasksHint.ts";
@@ -329,23 +330,38 @@ async function computeGraph(
   try {
     try {
       if (address !== undefined) {
-        const connect = (where: string | (() => Promise<string>)): Promise<Client> =>
-          Client.connect(where, {
-            logger,
-            timeoutMs: connectTimeoutMs,
-            onWaiting: ({ address: at, reason }) =>
-              ctx.stderr.write(waitingForSchedulerLine("run", at, reason, connectTimeoutMs)),
-            printTaskOutput: false,
-            ...limits,
-            ...secure,
-          });
-        // A file naming a scheduler gone is read again until one accepts, as a worker does.
-        client = await connectThroughSchedulerFile(
-          opts.schedulerFile,
-          address,
+        const first = address;
+        let dialled = address;
+        client = await sayingItWaitsForAnswer(
+          (line) => ctx.stderr.write(line),
+          "run",
+          () => dialled,
           connectTimeoutMs,
-          (next) => requireTlsScheme(next, secure),
-          connect,
+          (said) => {
+            const connect = (where: string | (() => Promise<string>)): Promise<Client> =>
+              Client.connect(where, {
+                logger,
+                timeoutMs: connectTimeoutMs,
+                onWaiting: ({ address: at, reason }) => {
+                  said();
+                  ctx.stderr.write(waitingForSchedulerLine("run", at, reason, connectTimeoutMs));
+                },
+                printTaskOutput: false,
+                ...limits,
+                ...secure,
+              });
+            // A file naming a scheduler gone is read again until one accepts, as a worker does.
+            return connectThroughSchedulerFile(
+              opts.schedulerFile,
+              first,
+              connectTimeoutMs,
+              (next) => {
+                requireTlsScheme(next, secure);
+                dialled = next;
+              },
+              connect,
+            );
+          },
         );
         // --upload, then --tasks: the running workers take them, and so will those joining later.
         for (const path of opts.upload) await client.uploadFile(path);

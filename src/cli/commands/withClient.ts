@@ -5,6 +5,7 @@
 
 import { Client } from "../../client/client.ts";
 import { warnBareMilliseconds } from "./bareMilliseconds.ts";
+import { sayingItWaitsForAnswer } from "./connectNotice.ts";
 import type { ConnectCliOptions } from "./connectOptions.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { connectThroughSchedulerFile } from "./liveSchedulerFile.ts";
@@ -49,29 +50,41 @@ export async function withClient(
       ctx.stderr.write(waitingForFileLine(name, path, connectMs)),
     );
     requireTlsScheme(address, secure);
-    const connect = (where: string | (() => Promise<string>)): Promise<Client> =>
-      Client.connect(where, {
-        name,
-        timeoutMs: connectMs,
-        ...limits,
-        ...secure,
-        // A command's output is its own: the client says nothing but that it waits.
-        logger: stderrLogger(`weft.${name}`, "silent"),
-        onWaiting: ({ address: at, reason }) =>
-          ctx.stderr.write(waitingForSchedulerLine(name, at, reason, connectMs)),
-        // A command that looks at the cluster does not print what its tasks print.
-        printTaskOutput: false,
-      });
-    // A file naming a scheduler gone is read again until one accepts, as a worker does.
-    client = await connectThroughSchedulerFile(
-      opts.schedulerFile,
-      address,
+    let dialled = address;
+    client = await sayingItWaitsForAnswer(
+      (line) => ctx.stderr.write(line),
+      name,
+      () => dialled,
       connectMs,
-      (next) => {
-        requireTlsScheme(next, secure);
-        checkNotGivenTwice(scheduler, opts.schedulerFile, next);
+      (said) => {
+        const connect = (where: string | (() => Promise<string>)): Promise<Client> =>
+          Client.connect(where, {
+            name,
+            timeoutMs: connectMs,
+            ...limits,
+            ...secure,
+            // A command's output is its own: the client says nothing but that it waits.
+            logger: stderrLogger(`weft.${name}`, "silent"),
+            onWaiting: ({ address: at, reason }) => {
+              said();
+              ctx.stderr.write(waitingForSchedulerLine(name, at, reason, connectMs));
+            },
+            // A command that looks at the cluster does not print what its tasks print.
+            printTaskOutput: false,
+          });
+        // A file naming a scheduler gone is read again until one accepts, as a worker does.
+        return connectThroughSchedulerFile(
+          opts.schedulerFile,
+          address,
+          connectMs,
+          (next) => {
+            requireTlsScheme(next, secure);
+            checkNotGivenTwice(scheduler, opts.schedulerFile, next);
+            dialled = next;
+          },
+          connect,
+        );
       },
-      connect,
     );
   } catch (err) {
     ctx.stderr.write(`weft ${name}: ${(err as Error).message}
