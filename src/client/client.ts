@@ -432,6 +432,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
     const logger = containLogger(options.logger ?? weftLogger("weft.client", envLogLevel("info")));
     const conn = await SchedulerConnection.open(where, id, {
       timeoutMs,
+      ...(options.signal !== undefined ? { signal: options.signal } : {}),
       ...(worker !== undefined ? { worker } : {}),
       ...(options.batchedSendIntervalMs !== undefined
         ? { batchedSendIntervalMs: options.batchedSendIntervalMs }

@@ -68,6 +68,14 @@ export interface ClientOptions {
    * do. Default true.
    */
   printTaskOutput?: boolean;
+  /**
+   * Abort the connect: `Client.connect` then rejects at once with the signal's
+   * reason, the try in flight ended (a TLS handshake the scheduler never makes,
+   * packets dropped: else waited on up to `timeoutMs`), or the handshake after it.
+   * For a program stopping meanwhile (a plugin of a scheduler closing: its
+   * `closing`). Only the connect: the client once connected is closed by `close()`.
+   */
+  signal?: AbortSignal;
 }
 
 /**
@@ -102,6 +110,10 @@ function checkClientOptions(options: ClientOptions): void {
   if (onWaiting !== undefined && typeof onWaiting !== "function") {
     throw new TypeError(`Client option onWaiting must be a function, got ${showValue(onWaiting)}`);
   }
+  const { signal } = options as { signal?: unknown };
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new TypeError(`Client option signal must be an AbortSignal, got ${showValue(signal)}`);
+  }
   if (
     batchedSendIntervalMs !== undefined &&
     !(
@@ -127,6 +139,7 @@ const CLIENT_OPTIONS: OptionNames<ClientOptions> = {
   maxMessageBytes: true,
   tls: true,
   printTaskOutput: true,
+  signal: true,
 };
 
 /**

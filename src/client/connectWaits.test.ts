@@ -126,6 +126,34 @@ describe("Client.connect to a scheduler not listening yet", () => {
     }
   }, 30_000);
 
+  it("signal aborted ends the connect at once, with its reason: a try that has no answer, the register-client handshake, a signal aborted already", async () => {
+    const mute = await muteServer();
+    const silent = { timeoutMs: 60_000, logger: pino({ level: "silent" }), tls: testTls() };
+    try {
+      for (const address of [`tls://${mute.hostPort}`, `tcp://${mute.hostPort}`]) {
+        const stop = new AbortController();
+        const connecting = Client.connect(address, { ...silent, signal: stop.signal }).catch(
+          (e: unknown) => e,
+        );
+        await mute.acceptedAtLeast(address.startsWith("tls") ? 1 : 2);
+        await sleep(100); // over tcp://, in the handshake by now
+        stop.abort(new Error("stopped"));
+        const ended = await Promise.race([connecting, sleep(2_000, "still connecting")]);
+        expect((ended as Error).message).toBe("stopped");
+      }
+      await mute.endedAtLeast(2);
+      const aborted = AbortSignal.abort(new Error("stopped before"));
+      await expect(
+        Client.connect(`tls://${mute.hostPort}`, { ...silent, signal: aborted }),
+      ).rejects.toThrow(/^stopped before$/);
+      await expect(
+        Client.connect(`tls://${mute.hostPort}`, { ...silent, signal: {} as AbortSignal }),
+      ).rejects.toThrow(/^Client option signal must be an AbortSignal, got \{\}$/);
+    } finally {
+      await mute.close();
+    }
+  });
+
   it("refuses an onWaiting that is not a function", async () => {
     await expect(
       Client.connect("tcp://127.0.0.1:1", { onWaiting: "yes" as unknown as () => void }),

@@ -22,6 +22,7 @@ import {
 } from "../protocol/messagesSession.ts";
 import { protocolMismatch, wireVersion } from "../protocol/version.ts";
 import { asError } from "../util/asError.ts";
+import { raceSignal } from "../worker/raceSignal.ts";
 import { ClientClosedError, SchedulerReplyError } from "./errors.ts";
 
 /** Options of {@link SchedulerConnection.open}. */
@@ -44,6 +45,8 @@ export interface SchedulerConnectionOptions extends CommOptions {
    * `inproc://` scheduler (in this process), 2 otherwise.
    */
   batchedSendIntervalMs?: number;
+  /** Aborted: stop connecting at once (the try in flight, the handshake), rejecting with its reason. */
+  signal?: AbortSignal;
   /**
    * The address of the worker whose tasks use this client, told the scheduler
    * as it registers (see `RegisterClientMsg.worker`). Default: none.
@@ -164,6 +167,7 @@ export class SchedulerConnection {
       timeoutMs: o.timeoutMs,
       onFirstFailure: o.onFirstFailure,
       onTryPending: o.onTryPending,
+      ...(o.signal !== undefined ? { signal: o.signal } : {}),
     });
     let leaseTimeoutMs: unknown = null;
     try {
@@ -186,7 +190,7 @@ export class SchedulerConnection {
         );
       });
       const reply = (await timeout(
-        answer,
+        raceSignal(answer, o.signal),
         o.timeoutMs,
         `registering with ${address}`,
         // The connection was accepted: what is there says nothing, and a user
