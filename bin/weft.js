@@ -35,6 +35,12 @@ if (existsSync(sources) && !runBuild) {
 }
 process.exitCode = await main(process.argv);
 early?.unclaimed();
+// `weft worker` and `weft scheduler` have closed (or never started): their process ends,
+// whatever a preload, a plugin or a task left running in it (a connection still being
+// made, a timer), as Dask's ends with its event loop. Left, such a connection kept a
+// server stopped by SIGTERM alive for as long as it lasted, for good without a timeout.
+// A second for what is still being written out (stdout, stderr, their logs).
+if (early !== null) setTimeout(() => process.exit(), 1_000).unref();
 
 function recordEarlySignals() {
   const signals = nannyChild ? ["SIGTERM"] : ["SIGINT", "SIGTERM"];

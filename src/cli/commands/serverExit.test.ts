@@ -1,0 +1,98 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterAll, describe, expect, it } from "vitest";
+import { muteServer } from "../../comm/testMuteServer.ts";
+import { runBuiltCommand } from "../testBuiltCommand.ts";
+import { startWeft } from "../testWeftProcess.ts";
+
+runBuiltCommand();
+
+const dir = mkdtempSync(join(tmpdir(), "weft-server-exit-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A preload whose weftSetup dials `hostPort` over TLS and waits for an answer that never comes. */
+function dialingPreload(hostPort: string): string {
+  const file = join(dir, "dialing.mjs");
+  const [host, port] = hostPort.split(":");
+  writeFileSync(
+    file,
+    `import { connect } from "node:tls";
+export function weftSetup() {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: ${JSON.stringify(host)}, port: ${port}, rejectUnauthorized: false }, resolve);
+    socket.on("error", reject);
+  });
+}
+`,
+  );
+  return file;
+}
+
+/**
+ * Run `weft ...args(preload)`, SIGTERM it once its preload dialled, and give what it
+ * ended with and how long after the signal.
+ */
+async function stoppedWhilePreloadDials(args: (preload: string) => readonly string[]) {
+  const mute = await muteServer();
+  try {
+    const weft = startWeft(args(dialingPreload(mute.hostPort)));
+    await mute.acceptedAtLeast(1);
+    const signalled = Date.now();
+    weft.child.kill("SIGTERM");
+    const outcome = await Promise.race([weft.outcome, sleep(15_000, null)]);
+    const tookMs = Date.now() - signalled;
+    if (outcome === null) weft.child.kill("SIGKILL");
+    return { outcome, tookMs };
+  } finally {
+    await mute.close();
+  }
+}
+
+// What a preload or a plugin starts is its own: the server's close cannot end it. Before,
+// a connection it left pending (or a timer) kept the process alive after the close, for
+// as long as it lasted (a Client.connect's 30 s), where Dask's process ends with its loop.
+describe("weft scheduler and weft worker exit once closed, whatever their preloads left running", () => {
+  it("weft scheduler", async () => {
+    const { outcome, tookMs } = await stoppedWhilePreloadDials((preload) => [
+      "scheduler",
+      "--listen",
+      "tcp://127.0.0.1:0",
+      "--preload",
+      preload,
+    ]);
+    expect(outcome?.code).toBe(0);
+    expect(tookMs).toBeLessThan(5_000);
+    expect(outcome?.err).toContain('"msg":"scheduler closed"');
+  }, 30_000);
+
+  it("weft worker", async () => {
+    const scheduler = startWeft(["scheduler", "--listen", "tcp://127.0.0.1:0"]);
+    try {
+      const address = await new Promise<string>((resolve) => {
+        let out = "";
+        scheduler.child.stdout?.on("data", (d: Buffer) => {
+          out += d.toString();
+          const m = /scheduler at (tcp:\/\/\S+)/.exec(out);
+          if (m) resolve(m[1] as string);
+        });
+      });
+      const { outcome, tookMs } = await stoppedWhilePreloadDials((preload) => [
+        "worker",
+        address,
+        "--executor",
+        "inline",
+        "--nthreads",
+        "1",
+        "--preload",
+        preload,
+      ]);
+      expect(outcome?.code).toBe(0);
+      expect(tookMs).toBeLessThan(5_000);
+    } finally {
+      scheduler.child.kill("SIGTERM");
+      await scheduler.outcome;
+    }
+  }, 30_000);
+});
