@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { freePort } from "../cli/commands/contactAddress.ts";
 import type { Comm } from "./comm.ts";
 import { listen, setDialer } from "./connect.ts";
@@ -220,34 +220,45 @@ describe("connectWaiting", () => {
     const address = `tcp://127.0.0.1:${await freePort("127.0.0.1")}`;
     const reports: WaitedFailure[] = [];
     let stop = false;
-    const started = Date.now();
-    const dialling = connectWaiting(address, {
+    const err = await connectWaiting(address, {
       timeoutMs: 100, // each try's: not the wait's
       waitMs: Number.POSITIVE_INFINITY,
       stillFailingEveryMs: 300,
-      onStillFailing: (f) => reports.push(f),
+      onStillFailing: (f) => {
+        reports.push(f);
+        // Stopped at the second word, not after a fixed sleep: tries made late on a
+        // loaded host moved the words, and the try the stop was seen at, past any sleep.
+        if (reports.length === 2) stop = true;
+      },
       stopped: () => stop,
     }).catch((e: unknown) => e);
-    await sleep(1_200);
-    stop = true;
-    const err = await dialling;
-    expect(Date.now() - started).toBeGreaterThanOrEqual(1_200);
     expect((err as ConnectError).code).toBe("ECONNREFUSED");
-    expect(reports.length).toBeGreaterThanOrEqual(2);
-    expect(reports.length).toBeLessThanOrEqual(4);
+    expect(reports).toHaveLength(2);
     expect(reports[0]).toMatchObject({ address, reason: "refused", refused: true });
+    // Each word stillFailingEveryMs after the one before, the first after the wait's start.
     expect(reports[0].waitedMs).toBeGreaterThanOrEqual(300);
-    expect((err as Error).message).toMatch(/: still refused after 1\d\d\d ms$/);
+    expect(reports[1].waitedMs - reports[0].waitedMs).toBeGreaterThanOrEqual(300);
+    // Stopped, not ended by a wait of some length: the time said is the time tried.
+    const said = /: still refused after (\d+) ms$/.exec((err as Error).message);
+    expect(Number(said?.[1])).toBeGreaterThanOrEqual(reports[1].waitedMs);
   });
 
   it("tells every stillFailingEveryMs of a try that goes on without an answer, where the first word came at its timeout", async () => {
     const address = "tcp://192.0.2.1:8786"; // dialled by the stand-in below only
     const told: string[] = [];
-    // A try that hangs (dropped packets) until its timeout, then one refused.
+    const pendingMs: number[] = [];
+    // A try that hangs (dropped packets) until it was told pending three times, then
+    // times out; then one refused. Ended by the test's marks, not by timers racing
+    // the reports' (a report late on a loaded host came after a fixed try's end).
+    let timedOut = () => {};
+    const hung = new Promise<void>((resolve) => {
+      timedOut = resolve;
+    });
+    let stop = false;
     let tries = 0;
-    setDialer(async (_, o) => {
+    setDialer(async () => {
       if (++tries === 1) {
-        await sleep(o.timeoutMs as number);
+        await hung;
         throw new ConnectError(`timed out connecting to ${address}`, address, "ETIMEDOUT");
       }
       throw new ConnectError(`connection to ${address} refused`, address, "ECONNREFUSED");
@@ -255,18 +266,31 @@ describe("connectWaiting", () => {
     try {
       const err = await connectWaiting(address, {
         timeoutMs: 1_000,
-        waitMs: 1_100,
+        waitMs: 60_000,
         stillFailingEveryMs: 300,
-        onTryPending: (p) => told.push(`pending ${p.address} ${Math.round(p.pendingMs / 100)}`),
-        onFirstFailure: (f) => told.push(`failed ${f.reason}`),
+        onTryPending: (p) => {
+          told.push(`pending ${p.address}`);
+          pendingMs.push(p.pendingMs);
+          if (pendingMs.length === 3) timedOut();
+        },
+        onFirstFailure: (f) => {
+          told.push(`failed ${f.reason}`);
+          stop = true;
+        },
+        stopped: () => stop,
       }).catch((e: unknown) => e);
       expect((err as ConnectError).code).toBe("ECONNREFUSED");
       expect(told).toEqual([
-        `pending ${address} 3`,
-        `pending ${address} 6`,
-        `pending ${address} 9`,
+        `pending ${address}`,
+        `pending ${address}`,
+        `pending ${address}`,
         "failed timed out after 1000 ms",
       ]);
+      // Each told stillFailingEveryMs after the one before, from the try's start.
+      expect(pendingMs[0]).toBeGreaterThanOrEqual(299);
+      for (const i of [1, 2]) {
+        expect(pendingMs[i] - pendingMs[i - 1]).toBeGreaterThanOrEqual(299);
+      }
     } finally {
       setDialer(null);
     }
@@ -299,16 +323,20 @@ describe("connectWaiting", () => {
   it("bounds each try by what is left of the wait, down to a floor: a try does not overrun waitMs by its timeoutMs", async () => {
     const address = "tcp://192.0.2.1:8786"; // dialled by the stand-in below only
     const tries: { at: number; timeoutMs: number }[] = [];
+    // Only the clock the wait reads is faked, moved on by the stand-in by the time each
+    // try takes: a try refused 50 ms before the wait's end in real time came after it
+    // on a loaded host, and the wait ended before a second try.
+    vi.useFakeTimers({ toFake: ["Date"] });
     const started = Date.now();
     // A first try refused late, then tries that hang (dropped packets) until their timeout.
     setDialer(async (_, o) => {
       const timeoutMs = o.timeoutMs as number;
       tries.push({ at: Date.now() - started, timeoutMs });
       if (tries.length === 1) {
-        await sleep(450);
+        vi.setSystemTime(Date.now() + 450);
         throw new ConnectError(`connection to ${address} refused`, address, "ECONNREFUSED");
       }
-      await sleep(timeoutMs);
+      vi.setSystemTime(Date.now() + timeoutMs);
       throw new ConnectError(
         `timed out connecting to ${address} after ${timeoutMs} ms`,
         address,
@@ -322,13 +350,15 @@ describe("connectWaiting", () => {
       const took = Date.now() - started;
       expect((err as ConnectError).code).toBe("ETIMEDOUT");
       expect((err as Error).message).toMatch(/still failing after 500 ms$/);
+      // The first try given the whole wait; the second, begun with 50 ms left, the floor.
+      expect(tries).toEqual([
+        { at: 0, timeoutMs: 500 },
+        { at: 450, timeoutMs: LAST_TRY_FLOOR_MS },
+      ]);
       // Without the bound: the second try alone would take 30 s.
-      expect(took).toBeLessThan(500 + LAST_TRY_FLOOR_MS + 400);
-      expect(tries[0].timeoutMs).toBeLessThanOrEqual(500);
-      expect(tries[0].timeoutMs).toBeGreaterThan(450);
-      // Begun with at most 50 ms left: given the floor.
-      expect(tries[1].timeoutMs).toBe(LAST_TRY_FLOOR_MS);
+      expect(took).toBe(450 + LAST_TRY_FLOOR_MS);
     } finally {
+      vi.useRealTimers();
       setDialer(null);
     }
     expect(tryTimeoutWithin(30_000, Number.POSITIVE_INFINITY)).toBe(30_000);
