@@ -7,7 +7,15 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Worker } from "../worker/worker.ts";
 import type { Future } from "./future.ts";
 import { closeTestClusters, eventually, extraWorker, testCluster } from "./testCluster.ts";
-import { byteSum, bytes, describeBytes, inc, slowByteSum, slowInc } from "./testTasks.ts";
+import {
+  byteSum,
+  bytes,
+  describeBytes,
+  gatedInc,
+  inc,
+  slowByteSum,
+  TASK_GATE,
+} from "./testTasks.ts";
 
 let dir = "";
 let other = "";
@@ -16,7 +24,10 @@ beforeEach(() => {
   other = mkdtempSync(join(tmpdir(), "weft-spill-lost-other-"));
 });
 const extra: Worker[] = [];
+/** Opens the gate a test's `gatedInc` waits on. */
+let openGate = () => {};
 afterEach(async () => {
+  openGate(); // a test that failed holding a thread: its worker's close waits for the task
   for (const w of extra.splice(0)) await w.close();
   await closeTestClusters();
   rmSync(dir, { recursive: true, force: true });
@@ -71,7 +82,7 @@ const N = 12_000;
  * A cluster of a spilling worker `a` holding `x` (12 kB, spilled), then its file
  * deleted, and `b`: on `a`, `y` (which needs `x`; restricted to `a`, loosely or
  * not) ready behind `hold` on its one thread, when `a` pauses for its memory
- * (`memory.bytes`, which the test may lower).
+ * (`memory.bytes`, which the test may lower). `hold` ends once `a` is paused.
  */
 async function pausedWithReadyDependent(loose: boolean) {
   const memory = { bytes: 0 };
@@ -90,7 +101,12 @@ async function pausedWithReadyDependent(loose: boolean) {
   const b = await extraWorker(cluster);
   extra.push(b);
   await client.waitForWorkers(2);
-  const hold = client.submitWith({ workers: [a.address] }, slowInc, 0, 200);
+  // Held until a is paused, not for a set time: a 200 ms hold ended on a loaded host
+  // before y came, which then ran rather than waited ready.
+  TASK_GATE.wait = new Promise((resolve) => {
+    openGate = resolve;
+  });
+  const hold = client.submitWith({ workers: [a.address] }, gatedInc, 0);
   await eventually(() => a.state.executing.size === 1);
   const y = client.submitWith({ workers: [a.address], allowOtherWorkers: loose }, byteSum, x);
   await eventually(() => a.state.tasks.get(y.key)?.state === "ready");
@@ -98,6 +114,7 @@ async function pausedWithReadyDependent(loose: boolean) {
   const seen = () => cluster.scheduler.state.workers.get(a.address)?.status;
   await eventually(() => seen() === "paused", 5000, "the pause");
   damage("deleted");
+  openGate();
   return { a, b, x, y, hold, client, memory };
 }
 

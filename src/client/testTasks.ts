@@ -38,6 +38,19 @@ export const slowInc = defineTask("slowInc", async (x: number, ms: number) => {
   await sleep(ms);
   return x + 1;
 });
+/**
+ * What {@link gatedInc} waits on (process-wide, as {@link PLUGIN_GATE}): a test
+ * replaces `wait` to hold a worker's thread until its next step is done, where a
+ * task of a set time could end first on a loaded host.
+ */
+export const TASK_GATE: { wait: Promise<void> } = ((globalThis as Record<symbol, unknown>)[
+  Symbol.for("weft.test.taskGate")
+] ??= { wait: Promise.resolve() }) as { wait: Promise<void> };
+/** `x + 1`, once {@link TASK_GATE} opens. */
+export const gatedInc = defineTask("gatedInc", async (x: number) => {
+  await TASK_GATE.wait;
+  return x + 1;
+});
 /** Returns a value that cannot be cloned (a function inside). */
 export const uncloneable = defineTask("uncloneable", () => ({ callback: () => 1 }));
 
