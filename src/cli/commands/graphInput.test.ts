@@ -136,6 +136,23 @@ describe("loadGraphInput of -, standard input", () => {
       "stdin: cannot read the graph: EIO: i/o error, read",
     );
   });
+
+  it("stops reading a stream with no end past what one string holds, where it read until memory ran out", async () => {
+    // `weft run - < /dev/zero`: the same chunk again and again, which costs no memory.
+    const chunk = Buffer.alloc(1 << 20);
+    let given = 0;
+    const endless = new Readable({
+      read() {
+        given++;
+        this.push(chunk);
+      },
+    });
+    await expect(loadGraphInput("-", { stream: endless })).rejects.toThrow(
+      /^stdin: cannot read the graph: more than the 512\.00 MiB one string holds$/,
+    );
+    expect(given).toBeLessThan(600);
+    expect(endless.destroyed).toBe(true);
+  }, 30_000);
 });
 
 describe("loadGraphInput's checks of a file's fields", () => {

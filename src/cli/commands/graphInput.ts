@@ -6,6 +6,7 @@
  * `keys`; the module is a task module too (it may `defineTask`).
  */
 
+import { constants as bufferConstants } from "node:buffer";
 import { readFile } from "node:fs/promises";
 import { dirname, extname, resolve } from "node:path";
 import type { Graph } from "../../client/graph.ts";
@@ -14,6 +15,7 @@ import { importModule } from "../../util/importModule.ts";
 import { jsonErrorWithPlace } from "../../util/jsonErrorPlace.ts";
 import { closestName } from "../../util/knownOptions.ts";
 import { unlessIdle } from "../../util/loopIdle.ts";
+import { formatBytes } from "../../util/parseBytes.ts";
 import { regularFileSize } from "../../util/regularFile.ts";
 import {
   type UnhandledRejection,
@@ -237,15 +239,29 @@ export async function loadGraphInput(
   return isModule ? fromModule(file) : fromJson(file);
 }
 
+/** The most bytes of a graph on stdin: its text is one string, which holds no more. */
+const MAX_STDIN_BYTES = bufferConstants.MAX_STRING_LENGTH;
+
 /** The JSON graph on `stdin`, read to its end: a module cannot come this way (it is imported from a file). */
 async function fromStdin(stdin: GraphStdin): Promise<GraphInput> {
   if (stdin.stream.isTTY === true) stdin.onTerminal?.();
   const chunks: Buffer[] = [];
+  let bytes = 0;
   try {
     for await (const chunk of stdin.stream) {
-      chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer));
+      const b = typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer);
+      bytes += b.length;
+      // A stream with no end (`< /dev/zero`, `yes |`) was read until the process ran
+      // out of memory: past what one string holds, no JSON.parse could take it anyway.
+      if (bytes > MAX_STDIN_BYTES) {
+        throw new GraphInputError(
+          `stdin: cannot read the graph: more than the ${formatBytes(MAX_STDIN_BYTES)} one string holds`,
+        );
+      }
+      chunks.push(b);
     }
   } catch (err) {
+    if (err instanceof GraphInputError) throw err;
     throw new GraphInputError(`stdin: cannot read the graph: ${asError(err).message}`);
   }
   return fromJsonText(textOf(Buffer.concat(chunks)), "stdin", process.cwd());
