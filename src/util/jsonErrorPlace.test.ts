@@ -31,6 +31,12 @@ describe("jsonErrorWithPlace", () => {
     expect(refusal(long)).toMatch(/ \(line 502, column 1\)$/);
   });
 
+  it("finds the place of an unexpected token whose quoted text says a position itself", () => {
+    // Node.js quotes the text around the token: "at position 1" there is the text's, not the place.
+    expect(refusal('["at position 1",]')).toMatch(/ is not valid JSON \(line 1, column 18\)$/);
+    expect(refusal('{"a": ["f", "at position 99",]}')).toMatch(/ \(line 1, column 30\)$/);
+  });
+
   it("places a text cut short at its end", () => {
     expect(refusal('{\n  "a": [1,')).toBe("Unexpected end of JSON input (line 2, column 11)");
     expect(refusal("")).toBe("Unexpected end of JSON input (line 1, column 1)");

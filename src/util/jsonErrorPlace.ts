@@ -11,10 +11,10 @@ const MAX_SEARCHED_CHARS = 8 * 2 ** 20;
 /** The message of `err`, JSON.parse's refusal of `text`, with the line and column it is at when known. */
 export function jsonErrorWithPlace(text: string, err: unknown): string {
   const message = err instanceof Error ? err.message : String(err);
-  const given = /at position (\d+)/.exec(message);
+  const given = positionGiven(message);
   const at =
     given !== null
-      ? Number(given[1])
+      ? given
       : /^Unexpected end of JSON input$/.test(message)
         ? text.length
         : firstBadChar(text);
@@ -63,7 +63,17 @@ function prefixSoFarRight(text: string, n: number): boolean {
     const message = (err as Error).message;
     if (message === "Unexpected end of JSON input") return true;
     // Node.js names the end itself as the place of some cut-short texts ("Unterminated string").
-    const at = /at position (\d+)/.exec(message);
-    return at !== null && Number(at[1]) >= n;
+    const at = positionGiven(message);
+    return at !== null && at >= n;
   }
+}
+
+/**
+ * The position JSON.parse's `message` ends with, or null. Only at its end: an
+ * "Unexpected token" message quotes the text around the token, which may say
+ * "at position 1" itself (a task's argument), read as the place before.
+ */
+function positionGiven(message: string): number | null {
+  const given = / at position (\d+)$/.exec(message);
+  return given !== null ? Number(given[1]) : null;
 }
