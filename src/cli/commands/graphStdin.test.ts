@@ -1,8 +1,11 @@
 /** `weft run -` and `weft sim --graph -`: the graph from stdin, as a pipeline gives it. */
 
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { expect, it } from "vitest";
-import { weftProcess } from "../testWeftProcess.ts";
+import { WEFT_BIN, weftProcess } from "../testWeftProcess.ts";
+import { shellWord } from "./shellWord.ts";
 
 /** The repository's root: the working directory `"tasks"` of a graph on stdin are relative to. */
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
@@ -49,3 +52,49 @@ it("simulates a graph piped in, its failure's replay line naming - for the same 
   const again = await weftProcess([...replay.split(" "), "--no-shrink"], graph);
   expect(again.out).toBe(failing.out);
 });
+
+/**
+ * `weft ...args` with a terminal for stdin (util-linux's `script`): what it wrote
+ * before it read anything (up to `waitMs`), and all it wrote once given `input`
+ * and a Ctrl-D.
+ */
+async function onTerminal(args: readonly string[], input: string, waitMs: number) {
+  const command = [process.execPath, WEFT_BIN, ...args].map(shellWord).join(" ");
+  const child = spawn("script", ["-qec", command, "/dev/null"], { stdio: "pipe" });
+  let out = "";
+  const closed = new Promise((resolve) => child.on("close", resolve));
+  let spoke: () => void = () => {};
+  const spoken = new Promise<void>((resolve) => {
+    spoke = resolve;
+  });
+  child.stdout.on("data", (d: Buffer) => {
+    out += d.toString();
+    if (out.includes("\n")) spoke();
+  });
+  await Promise.race([spoken, new Promise((r) => setTimeout(r, waitMs))]);
+  const before = out;
+  // Given the graph either way, it ends.
+  child.stdin.end(`${input}\n\x04`);
+  await closed;
+  return { before, out };
+}
+
+it.skipIf(!existsSync("/usr/bin/script"))(
+  "says it reads a graph from stdin before it waits on a terminal, sim as run",
+  async () => {
+    const graph = JSON.stringify({ a: ["f"] });
+    const [sim, run] = await Promise.all([
+      onTerminal(["sim", "--graph", "-", "--seed", "1", "--faults", "none"], graph, 8_000),
+      onTerminal(["run", "-", "--no-progress"], graph, 8_000),
+    ]);
+    // Before, sim waited without a word.
+    expect(sim.before).toMatch(
+      /^weft sim: reading a JSON graph from stdin: end it with Ctrl-D\r?\n/,
+    );
+    expect(sim.out).toMatch(/seed 1: ok graph\(1\)/);
+    expect(run.before).toMatch(
+      /^weft run: reading a JSON graph from stdin: end it with Ctrl-D\r?\n/,
+    );
+  },
+  30_000,
+);

@@ -377,7 +377,15 @@ export async function runSim(opts: SimCliOptions, cmd: Command, ctx: CliContext)
     // under weft run: on stdout it went ahead of the results, a line --json does not parse.
     const diversion = divertStdout(process.stdout, ctx.stderr);
     try {
-      graph = await loadSimGraph({ ...opts, graph: opts.graph });
+      // On a terminal, a - typed by mistake waited without a word, as weft run's did.
+      graph = await loadSimGraph(
+        { ...opts, graph: opts.graph },
+        {
+          stream: process.stdin,
+          onTerminal: () =>
+            ctx.stderr.write("weft sim: reading a JSON graph from stdin: end it with Ctrl-D\n"),
+        },
+      );
     } catch (e) {
       if (!(e instanceof GraphInputError)) throw e;
       cmd.error(`error: --graph ${e.message}`, { exitCode: EXIT.usage });

@@ -11,7 +11,7 @@ import { parseBytes } from "../../util/parseBytes.ts";
 import { parseTimedelta } from "../../util/parseTimedelta.ts";
 import { showValue } from "../../util/showValue.ts";
 import { isRecord } from "../../util/valueShapes.ts";
-import { GraphInputError, loadGraphInput, STDIN_FILE } from "./graphInput.ts";
+import { GraphInputError, type GraphStdin, loadGraphInput, STDIN_FILE } from "./graphInput.ts";
 import { shellWord } from "./shellWord.ts";
 
 /** What `--graph`, `--task-duration` and `--task-nbytes` gave. */
@@ -73,11 +73,12 @@ function costsByFunction(sim: unknown): Record<string, TaskCost> {
 }
 
 /**
- * The workload of the graph file `f.graph` (its `keys`, else its sinks). Throws a
- * GraphInputError whose message, one line, names the file and what is wrong.
+ * The workload of the graph file `f.graph` (its `keys`, else its sinks), `-` read
+ * from `stdin`. Throws a GraphInputError whose message, one line, names the file
+ * and what is wrong.
  */
-export async function loadSimGraph(f: SimGraphFlags): Promise<Workload> {
-  const input = await loadGraphInput(f.graph);
+export async function loadSimGraph(f: SimGraphFlags, stdin?: GraphStdin): Promise<Workload> {
+  const input = await loadGraphInput(f.graph, stdin);
   try {
     return graphWorkload(input.graph, {
       ...(input.keys !== undefined ? { keys: input.keys } : {}),
