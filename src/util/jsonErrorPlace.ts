@@ -5,8 +5,7 @@
  * all: `Unexpected token ']', ..."[1, 2,]}" is not valid JSON`.
  */
 
-/** A text longer than this is not searched for a place its error does not give: each try parses a prefix. */
-const MAX_SEARCHED_CHARS = 8 * 2 ** 20;
+import { jsonFirstBadChar } from "./jsonFirstBadChar.ts";
 
 /** The message of `err`, JSON.parse's refusal of `text`, with the line and column it is at when known. */
 export function jsonErrorWithPlace(text: string, err: unknown): string {
@@ -17,8 +16,9 @@ export function jsonErrorWithPlace(text: string, err: unknown): string {
       ? given
       : /^Unexpected end of JSON input$/.test(message)
         ? text.length
-        : firstBadChar(text);
-  if (at === null) return message;
+        : jsonFirstBadChar(text);
+  // -1: the text parses, and the error was another's.
+  if (at === null || at < 0) return message;
   const { line, column } = lineAndColumn(text, at);
   return `${message} (line ${line}, column ${column})`;
 }
@@ -33,39 +33,6 @@ export function lineAndColumn(text: string, index: number): { line: number; colu
     lineStart = i + 1;
   }
   return { line, column: end - lineStart + 1 };
-}
-
-/**
- * The index of the first character of `text` no JSON could go on with: the
- * end of the longest prefix that is JSON cut short, not JSON gone wrong
- * (found by halving: a prefix gone wrong stays wrong however long). Null
- * for a text too long to search, or one that parses.
- */
-function firstBadChar(text: string): number | null {
-  if (text.length > MAX_SEARCHED_CHARS || prefixSoFarRight(text, text.length)) return null;
-  let right = 0; // a prefix so far right
-  let wrong = text.length; // a prefix gone wrong
-  while (wrong - right > 1) {
-    const mid = Math.floor((right + wrong) / 2);
-    if (prefixSoFarRight(text, mid)) right = mid;
-    else wrong = mid;
-  }
-  // The prefix of `wrong` characters went wrong at its last one.
-  return wrong - 1;
-}
-
-/** Whether the first `n` characters of `text` are JSON, or JSON cut short (more characters could make them JSON). */
-function prefixSoFarRight(text: string, n: number): boolean {
-  try {
-    JSON.parse(text.slice(0, n));
-    return true;
-  } catch (err) {
-    const message = (err as Error).message;
-    if (message === "Unexpected end of JSON input") return true;
-    // Node.js names the end itself as the place of some cut-short texts ("Unterminated string").
-    const at = positionGiven(message);
-    return at !== null && at >= n;
-  }
 }
 
 /**
