@@ -264,7 +264,15 @@ async function fromStdin(stdin: GraphStdin): Promise<GraphInput> {
     if (err instanceof GraphInputError) throw err;
     throw new GraphInputError(`stdin: cannot read the graph: ${asError(err).message}`);
   }
-  return fromJsonText(textOf(Buffer.concat(chunks)), "stdin", process.cwd());
+  const text = textOf(Buffer.concat(chunks));
+  // Said as what happened upstream (a generator that failed, a `<` of an empty file),
+  // where JSON.parse said "Unexpected end of JSON input".
+  if (text.trim() === "") {
+    throw new GraphInputError(
+      `stdin: no graph came: the input ${text === "" ? "was empty" : "held only whitespace"}`,
+    );
+  }
+  return fromJsonText(text, "stdin", process.cwd());
 }
 
 /**

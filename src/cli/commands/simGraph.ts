@@ -92,6 +92,6 @@ export async function loadSimGraph(f: SimGraphFlags, stdin?: GraphStdin): Promis
     const message = (err as Error).message
       .replace(/^graphWorkload: /, "")
       .replace(/^byFunction(\[| names)/, "sim$1");
-    throw new GraphInputError(`${f.graph}: ${message}`);
+    throw new GraphInputError(`${f.graph === STDIN_FILE ? "stdin" : f.graph}: ${message}`);
   }
 }
