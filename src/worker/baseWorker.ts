@@ -163,7 +163,7 @@ export abstract class BaseWorker {
   readonly state: WorkerState;
   private readonly asyncInstructions = new RunningList();
   private readonly metricNames = new MetricNames();
-  private closing = false;
+  private closeCalled = false;
   /**
    * Aborted by `close()`: one for every instruction (they are only ever
    * cancelled all together), as creating an AbortController per instruction
@@ -386,7 +386,7 @@ export abstract class BaseWorker {
    * after the timeout.
    */
   async close(timeout = 30): Promise<string[]> {
-    this.closing = true;
+    this.closeCalled = true;
     const running = this.asyncInstructions.toArray();
     if (running.length === 0) return [];
     this.closeController.abort(new WorkerClosed("worker closed"));
@@ -403,7 +403,7 @@ export abstract class BaseWorker {
 
   /** True once `close()` was called. */
   get isClosing(): boolean {
-    return this.closing;
+    return this.closeCalled;
   }
 
   /** Send a fire-and-forget message to the scheduler (batched by the shell). */

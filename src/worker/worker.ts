@@ -113,6 +113,8 @@ export class Worker extends BaseWorker {
   private statusValue: WorkerStatus = "init";
   /** The executors task code runs on, and the modules loaded into them. */
   private readonly executors: TaskExecutors;
+  /** Aborted as the worker closes: see {@link closing}. */
+  private readonly closer = new AbortController();
   /** The client of task code on the main thread (`getClient()`), once asked for. */
   private taskClientPromise: Promise<Client> | null = null;
   /** That client once connected: task code that closed it gets another (see `taskClient`). */
@@ -296,6 +298,15 @@ export class Worker extends BaseWorker {
   /** Where the worker is in its life. */
   get status(): WorkerStatus {
     return this.statusValue;
+  }
+
+  /**
+   * Aborted as the worker closes, as `Scheduler.closing`: what a plugin or preload
+   * dials meanwhile (`Client.connect(address, { signal: worker.closing })`) ends
+   * with the close, not at its timeout, which held a worker in a program that long.
+   */
+  get closing(): AbortSignal {
+    return this.closer.signal;
   }
 
   /**
@@ -1001,6 +1012,7 @@ export class Worker extends BaseWorker {
     // Closed before it ran (its start failed, or was cut short): it ends failed.
     const neverRan = this.statusValue === "starting";
     this.statusValue = "closing";
+    this.closer.abort(new Error("the worker is closing"));
     this.code.workerClosing();
     // Its nanny SIGKILLs a process whose close never ends, and must know what it meant.
     // A link that throws must not end the close before it began: nothing would be closed.
