@@ -40,7 +40,16 @@ early?.unclaimed();
 // made, a timer), as Dask's ends with its event loop. Left, such a connection kept a
 // server stopped by SIGTERM alive for as long as it lasted, for good without a timeout.
 // A second for what is still being written out (stdout, stderr, their logs).
-if (early !== null) setTimeout(() => process.exit(), 1_000).unref();
+if (early !== null) setTimeout(exitOnceWritten, 1_000).unref();
+
+// Not before stdout and stderr are written, though: to a pipe they are written as the
+// reader takes them, and process.exit() dropped what they still held (a task's or a
+// teardown's last lines, all but 64 KiB of them for a reader a second behind).
+function exitOnceWritten() {
+  const held = [process.stdout, process.stderr].some((s) => !s.destroyed && s.writableLength > 0);
+  if (!held) process.exit();
+  setTimeout(exitOnceWritten, 50).unref();
+}
 
 function recordEarlySignals() {
   const signals = nannyChild ? ["SIGTERM"] : ["SIGINT", "SIGTERM"];

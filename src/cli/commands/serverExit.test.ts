@@ -1,3 +1,4 @@
+import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -5,7 +6,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
 import { muteServer } from "../../comm/testMuteServer.ts";
 import { runBuiltCommand } from "../testBuiltCommand.ts";
-import { startWeft } from "../testWeftProcess.ts";
+import { startWeft, WEFT_BIN } from "../testWeftProcess.ts";
 
 runBuiltCommand();
 
@@ -94,5 +95,36 @@ describe("weft scheduler and weft worker exit once closed, whatever their preloa
       scheduler.child.kill("SIGTERM");
       await scheduler.outcome;
     }
+  }, 30_000);
+});
+
+describe("weft scheduler and weft worker exit once closed, but not before their output is written", () => {
+  it("a reader behind on stdout gets all of it (a task's, a teardown's last lines)", async () => {
+    const preload = join(dir, "loud.mjs");
+    // Stops its scheduler, then writes more than a pipe holds as it is torn down.
+    writeFileSync(
+      preload,
+      `export function weftSetup() { setTimeout(() => process.kill(process.pid, "SIGTERM"), 300); }
+export function weftTeardown() { process.stdout.write("x".repeat(1_000_000) + "\\n"); }
+`,
+    );
+    // The reader starts reading 3 s on: before, the process ended a second after its
+    // close with all but the first 64 KiB (what the pipe holds) still to be written.
+    const count = await new Promise<string>((resolve, reject) =>
+      execFile(
+        "sh",
+        [
+          "-c",
+          '"$0" "$1" scheduler --listen tcp://127.0.0.1:0 --preload "$2" 2>/dev/null | (sleep 3; wc -c)',
+          process.execPath,
+          WEFT_BIN,
+          preload,
+        ],
+        { timeout: 20_000 },
+        (err, stdout) => (err === null ? resolve(stdout) : reject(err)),
+      ),
+    );
+    // Its "scheduler at" line, then the teardown's.
+    expect(Number(count.trim())).toBeGreaterThan(1_000_001);
   }, 30_000);
 });
