@@ -210,6 +210,30 @@ describe("Scheduler server", () => {
     }
   });
 
+  it("checks the addresses of many workers registering at once without a listener-leak warning", async () => {
+    const mutes = await Promise.all(Array.from({ length: 12 }, () => muteServer()));
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
+    process.on("warning", onWarning);
+    try {
+      const { s } = await start({ listen: "tls://127.0.0.1:0", tls: testTls() });
+      for (const mute of mutes) {
+        void rawPeer(s.address, registerWorker(`tls://${mute.hostPort}`), (c) => open.push(c), {
+          tls: testTls(),
+        }).catch(() => {});
+      }
+      // Twelve reach checks in flight, each listening to the scheduler's closing signal:
+      // Node warned of a "possible EventTarget memory leak" past ten, on a scheduler's stderr.
+      await Promise.all(mutes.map((m) => m.acceptedAtLeast(1)));
+      await s.close();
+      await sleep(50); // a warning is emitted on the next tick
+      expect(warnings).toEqual([]);
+    } finally {
+      process.off("warning", onWarning);
+      await Promise.all(mutes.map((m) => m.close()));
+    }
+  });
+
   it("refuses the second of two workers registering at once at one tcp:// address, saying why", async () => {
     const { s } = await start({ listen: "tcp://127.0.0.1:0" });
     const { listen } = await import("../comm/connect.ts");
