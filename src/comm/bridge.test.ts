@@ -297,6 +297,52 @@ describe("a dial the thread stopped waiting for", () => {
     await served;
   });
 
+  it("ends at once when its signal is aborted, as connect does, and a connection made after is closed", async () => {
+    const pair = await commPair("tcp://127.0.0.1:0");
+    cleanup.push(async () => {
+      pair.client.abort();
+      pair.server.abort();
+      await pair.listener.close();
+    });
+    const executorChannel = `bridge-test-${process.pid}-${++channels}`;
+    let asked: DialMessage | null = null;
+    await expect(
+      dialThroughBridge(
+        executorChannel,
+        (dial) => {
+          asked = dial;
+        },
+        pair.listener.address,
+        60_000,
+        AbortSignal.abort(new Error("stopped before")),
+      ),
+    ).rejects.toThrow(/^stopped before$/);
+    expect(asked).toBe(null);
+    // Aborted before the main thread (busy) read the dial: it connects, for nobody.
+    const stop = new AbortController();
+    const dialling = dialThroughBridge(
+      executorChannel,
+      (dial) => {
+        asked = dial;
+      },
+      pair.listener.address,
+      60_000,
+      stop.signal,
+    );
+    stop.abort(new Error("closing"));
+    // Before, it waited for the main thread's answer, up to the dial's timeout.
+    await expect(dialling).rejects.toThrow(/^closing$/);
+    const served = serveBridge(
+      executorChannel,
+      asked as unknown as DialMessage,
+      async () => pair.client,
+      new AbortController().signal,
+      1 << 20,
+    );
+    await expect.poll(() => pair.client.isClosed).toBe(true);
+    await served;
+  });
+
   it("is given up within its timeout by the monotonic clock, the wall clock stepped back meanwhile", async () => {
     // Date.now() steps back 10 s as the dial begins (an NTP step): the thread waited
     // for Date.now() to reach its deadline, 10 s past its 50 ms timeout.

@@ -304,21 +304,26 @@ class BridgeComm extends CommBase {
  */
 export const BRIDGE_CLOCK_SLACK_MS = 1000;
 
+/** Why a pool thread's dial is closed when the main thread makes it for nobody. */
+const STOPPED_WAITING = "the pool thread stopped waiting for the connection";
+
 /**
  * On a pool thread: connect to `address` through the main thread of the
  * executor whose channel is `executorChannel` (`ask` posts the dial there).
  * Rejects with the main thread's `ConnectError` (its message and `code`) if it
  * cannot connect, or with one coded `ETIMEDOUT` if it does not answer within
- * `timeoutMs`.
+ * `timeoutMs`; with `signal`'s reason once it is aborted, as `connect` does.
  */
 export function dialThroughBridge(
   executorChannel: string,
   ask: (dial: DialMessage) => void,
   address: string,
   timeoutMs: number,
+  signal?: AbortSignal,
 ): Promise<Comm> {
   const badTimeout = timeoutProblem(timeoutMs);
   if (badTimeout !== null) return Promise.reject(new RangeError(badTimeout));
+  if (signal?.aborted) return Promise.reject(signal.reason);
   const id = `${threadId}-${++nextId}`;
   const channel = new BroadcastChannel(channelOf(executorChannel, id));
   const deadline = Date.now() + timeoutMs;
@@ -336,10 +341,7 @@ export function dialThroughBridge(
         timer = setTimeout(giveUp, left);
         return;
       }
-      // The main thread closes the connection if it makes it now.
-      post(channel, { k: "closed", error: "the pool thread stopped waiting for the connection" });
-      channel.close();
-      reject(
+      stopWaiting(
         new ConnectError(
           `timed out connecting to ${address} through the worker's main thread`,
           address,
@@ -347,11 +349,36 @@ export function dialThroughBridge(
         ),
       );
     };
+    const stopWaiting = (err: unknown) => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      // The main thread closes the connection if it makes it now.
+      post(channel, { k: "closed", error: STOPPED_WAITING });
+      channel.close();
+      reject(err);
+    };
+    // A Client.connect's signal, a PeerPool's remove: else the try went on to its timeout.
+    // Rejected at once; the channel still hears the main thread's answer until the
+    // deadline, to close a connection it made: the "closed" frame posted here before it
+    // listens is not seen, and no deadline tells it that nobody waits.
+    let abandoned = false;
+    const onAbort = () => {
+      abandoned = true;
+      post(channel, { k: "closed", error: STOPPED_WAITING });
+      reject(signal?.reason);
+    };
     let timer = timeoutUnlessInfinite(giveUp, timeoutMs);
+    signal?.addEventListener("abort", onAbort, { once: true });
     channel.onmessage = (ev: unknown) => {
       const frame = (ev as { data?: unknown }).data;
       if (!isFrame(frame)) return;
       clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      if (abandoned) {
+        if (frame.k === "open") post(channel, { k: "closed", error: STOPPED_WAITING });
+        channel.close();
+        return;
+      }
       if (frame.k === "open") {
         resolve(new BridgeComm(address, id, channel, frame.maxMessageBytes));
         return;

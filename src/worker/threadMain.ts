@@ -114,6 +114,7 @@ async function connectThreadClient(): Promise<unknown> {
       (m) => own.postMessage(m),
       address,
       o.timeoutMs ?? d.connectTimeoutMs,
+      o.signal,
     ),
   );
   return Client.connect(scheduler, {
