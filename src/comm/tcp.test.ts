@@ -664,6 +664,16 @@ describe("tcp transport", () => {
     });
     setTimeout(() => stop.abort(new Error("stopped waiting")), 50);
     await expect(waiting).rejects.toThrow("stopped waiting");
+    // With the reason as given, as one aborted already rejects (throwIfAborted): a
+    // reason that is no Error became a bare "aborted", where Client.connect's says its reason.
+    const bare = new AbortController();
+    const cut = connect(address, {
+      tls,
+      timeoutMs: Number.POSITIVE_INFINITY,
+      signal: bare.signal,
+    }).catch((e: unknown) => e);
+    setTimeout(() => bare.abort("shutting down"), 50);
+    expect(await cut).toBe("shutting down");
     for (const timeoutMs of [0, -5, Number.NaN, 2 ** 31]) {
       await expect(connect(address, { tls, timeoutMs }), String(timeoutMs)).rejects.toThrow(
         /^timeoutMs must be a positive number of ms, at most 2147483647 \(about 24.8 days\), or Infinity \(no limit\), got /,

@@ -509,13 +509,13 @@ export function connectTcp(address: string, options: ConnectOptions = {}): Promi
       socket.removeListener(connected, onConnect);
       socket.removeListener("error", onError);
     };
-    const fail = (err: Error) => {
+    const fail = (err: unknown) => {
       cleanup();
       socket.destroy();
       reject(err);
     };
-    const onAbort = () =>
-      fail(signal?.reason instanceof Error ? signal.reason : new Error("aborted"));
+    // Its reason as given, as a signal aborted already is thrown (throwIfAborted).
+    const onAbort = () => fail(signal?.reason);
     const onConnect = () => {
       cleanup();
       resolve(
