@@ -22,8 +22,21 @@ it("closing, aborted as the worker closes, ends what a plugin or program dials w
       tls: testTls(),
       signal: worker.closing,
     }).catch((e: unknown) => e);
+    // Many such dials at once draw no "possible EventTarget memory leak" warning.
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on("warning", onWarning);
+    const more = Array.from({ length: 12 }, () => {
+      const c = new AbortController();
+      worker.closing.addEventListener("abort", () => c.abort(), { once: true });
+      return c;
+    });
+    await new Promise((r) => setImmediate(r));
+    process.off("warning", onWarning);
+    expect(warnings.map((w) => w.name)).toEqual([]);
     await mute.acceptedAtLeast(1);
     await worker.close();
+    expect(more.every((c) => c.signal.aborted)).toBe(true);
     expect(worker.closing.aborted).toBe(true);
     const ended = await Promise.race([
       dialling,
