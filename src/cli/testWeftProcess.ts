@@ -1,7 +1,9 @@
 /** `weft` run as a user runs it, in a process of its own, for tests that need one. */
 
 import { type ChildProcess, spawn } from "node:child_process";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
+import { muteServer } from "../comm/testMuteServer.ts";
 
 /** The command's entry point, as `npm` installs it. */
 export const WEFT_BIN = fileURLToPath(new URL("../../bin/weft.js", import.meta.url));
@@ -45,4 +47,26 @@ export function startWeft(args: readonly string[], input?: string): RunningWeft 
 /** `weft ...args` in a process of its own, given `input` on stdin (else none), its stdout and stderr read to the end. */
 export function weftProcess(args: readonly string[], input?: string): Promise<WeftProcessOutcome> {
   return startWeft(args, input).outcome;
+}
+
+/**
+ * Start `weft ...args(hostPort)`, `hostPort` a server that accepts connections and
+ * never answers (`muteServer`), SIGTERM it once it dialled there, and give what it
+ * ended with (null: still running 15 s later, then SIGKILLed) and how long after
+ * the signal.
+ */
+export async function stoppedOnceDialled(args: (hostPort: string) => readonly string[]) {
+  const mute = await muteServer();
+  try {
+    const weft = startWeft(args(mute.hostPort));
+    await mute.acceptedAtLeast(1);
+    const signalled = Date.now();
+    weft.child.kill("SIGTERM");
+    const outcome = await Promise.race([weft.outcome, sleep(15_000, null)]);
+    const tookMs = Date.now() - signalled;
+    if (outcome === null) weft.child.kill("SIGKILL");
+    return { outcome, tookMs };
+  } finally {
+    await mute.close();
+  }
 }

@@ -2,11 +2,9 @@ import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
-import { muteServer } from "../../comm/testMuteServer.ts";
 import { runBuiltCommand } from "../testBuiltCommand.ts";
-import { startWeft, WEFT_BIN } from "../testWeftProcess.ts";
+import { startWeft, stoppedOnceDialled, WEFT_BIN } from "../testWeftProcess.ts";
 
 runBuiltCommand();
 
@@ -35,20 +33,8 @@ export function weftSetup() {
  * Run `weft ...args(preload)`, SIGTERM it once its preload dialled, and give what it
  * ended with and how long after the signal.
  */
-async function stoppedWhilePreloadDials(args: (preload: string) => readonly string[]) {
-  const mute = await muteServer();
-  try {
-    const weft = startWeft(args(dialingPreload(mute.hostPort)));
-    await mute.acceptedAtLeast(1);
-    const signalled = Date.now();
-    weft.child.kill("SIGTERM");
-    const outcome = await Promise.race([weft.outcome, sleep(15_000, null)]);
-    const tookMs = Date.now() - signalled;
-    if (outcome === null) weft.child.kill("SIGKILL");
-    return { outcome, tookMs };
-  } finally {
-    await mute.close();
-  }
+function stoppedWhilePreloadDials(args: (preload: string) => readonly string[]) {
+  return stoppedOnceDialled((hostPort) => args(dialingPreload(hostPort)));
 }
 
 // What a preload or a plugin starts is its own: the server's close cannot end it. Before,

@@ -1,12 +1,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
-import { muteServer } from "../../comm/testMuteServer.ts";
 import { TEST_TLS_FLAGS } from "../../comm/testTls.ts";
 import { runBuiltCommand } from "../testBuiltCommand.ts";
-import { startWeft } from "../testWeftProcess.ts";
+import { stoppedOnceDialled } from "../testWeftProcess.ts";
 
 runBuiltCommand();
 
@@ -20,20 +18,8 @@ const ARGS = ["--executor", "inline", "--nthreads", "1", ...TEST_TLS_FLAGS];
  * completes, SIGTERM it once it dialled, and give what it ended with and how long
  * after the signal.
  */
-async function stoppedWhileDialling(args: (scheduler: string) => readonly string[]) {
-  const mute = await muteServer();
-  try {
-    const weft = startWeft(["worker", ...args(`tls://${mute.hostPort}`), ...ARGS]);
-    await mute.acceptedAtLeast(1);
-    const signalled = Date.now();
-    weft.child.kill("SIGTERM");
-    const outcome = await Promise.race([weft.outcome, sleep(15_000, null)]);
-    const tookMs = Date.now() - signalled;
-    if (outcome === null) weft.child.kill("SIGKILL");
-    return { outcome, tookMs };
-  } finally {
-    await mute.close();
-  }
+function stoppedWhileDialling(args: (scheduler: string) => readonly string[]) {
+  return stoppedOnceDialled((hostPort) => ["worker", ...args(`tls://${hostPort}`), ...ARGS]);
 }
 
 /** The records a weft process logged (JSON lines on stderr) at warn or above, and other lines. */
