@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { pino } from "pino";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { freePort } from "../cli/commands/contactAddress.ts";
 import { STILL_FAILING_EVERY_MS } from "../comm/connectWaiting.ts";
 import { muteServer } from "../comm/testMuteServer.ts";
@@ -121,18 +121,26 @@ describe("Client.connect to a scheduler not listening yet", () => {
       { write: (line: string) => void lines.push(JSON.parse(line)) },
     );
     const address = `tls://${mute.hostPort}`;
-    const connecting = Client.connect(address, {
-      timeoutMs: STILL_FAILING_EVERY_MS + 2_000,
-      logger,
-      tls: testTls(),
-    }).catch((e: unknown) => e);
+    // The 10 s run on fake timers: the TLS handshake waited on is real, and never comes.
+    vi.useFakeTimers({
+      toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date"],
+    });
     try {
-      await sleep(STILL_FAILING_EVERY_MS + 1_000);
+      const connecting = Client.connect(address, {
+        timeoutMs: STILL_FAILING_EVERY_MS + 2_000,
+        logger,
+        tls: testTls(),
+      }).catch((e: unknown) => e);
+      await mute.acceptedAtLeast(1);
+      await vi.advanceTimersByTimeAsync(STILL_FAILING_EVERY_MS + 1_000);
       expect(lines.map((l) => l.msg)).toEqual([
         `still waiting for the scheduler at ${address}: a connection to it has had no answer for 10 s`,
       ]);
-      expect((await connecting) as Error).toBeInstanceOf(Error); // its timeout, a second later
+      // Its timeout, a second later.
+      await vi.advanceTimersByTimeAsync(1_500);
+      expect((await connecting) as Error).toBeInstanceOf(Error);
     } finally {
+      vi.useRealTimers();
       await mute.close();
     }
   }, 30_000);
