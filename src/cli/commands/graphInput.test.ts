@@ -135,6 +135,13 @@ describe("loadGraphInput of -, standard input", () => {
     await expect(loadGraphInput("-", { stream: failing })).rejects.toThrow(
       "stdin: cannot read the graph: EIO: i/o error, read",
     );
+    // Said as what happened upstream, where JSON.parse said "Unexpected end of JSON input".
+    await expect(loadGraphInput("-", { stream: stdin([]) })).rejects.toThrow(
+      /^stdin: no graph came: the input was empty$/,
+    );
+    await expect(loadGraphInput("-", { stream: stdin([" \n", "\t"]) })).rejects.toThrow(
+      /^stdin: no graph came: the input held only whitespace$/,
+    );
   });
 
   it("stops reading a stream with no end past what one string holds, where it read until memory ran out", async () => {
