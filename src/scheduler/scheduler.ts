@@ -15,7 +15,6 @@
  */
 
 import { randomUUID } from "node:crypto";
-import { setMaxListeners } from "node:events";
 import type { Logger } from "pino";
 import { type Comm, commOptionsOf, type Listener } from "../comm/comm.ts";
 import { listen } from "../comm/connect.ts";
@@ -32,6 +31,7 @@ import { asError } from "../util/asError.ts";
 import { CloseBudget, DEFAULT_CLOSE_TIMEOUT_S } from "../util/closeBudget.ts";
 import { closeTimeoutError } from "../util/closeTimeout.ts";
 import { LogRecords } from "../util/logRecords.ts";
+import { manyListenersAbortController } from "../util/manyListenersAbort.ts";
 import { type PreloadTeardown, startServerPreloads } from "../util/preload.ts";
 import { showValue } from "../util/showValue.ts";
 import { StartSteps } from "../util/startSteps.ts";
@@ -167,7 +167,7 @@ export class Scheduler implements SessionHost {
   /** When the last look for expired leases ran (the lease clock's ms), null before the first. */
   private lastLeaseCheck: number | null = null;
   private closePromise: Promise<void> | null = null;
-  private readonly closer = closingController();
+  private readonly closer = manyListenersAbortController();
   private faultValue: string | null = null;
   private resolveClosed!: () => void;
   /** Resolves once the scheduler has closed (by {@link close} or after a failure). */
@@ -735,16 +735,4 @@ export class Scheduler implements SessionHost {
     this.logger.info({ status: this.statusValue }, "scheduler closed");
     this.resolveClosed();
   }
-}
-
-/**
- * The controller of {@link Scheduler.closing}: listened to by every reach check
- * in flight (one per worker registering) and by what plugins dial, so Node's
- * "possible EventTarget memory leak" warning past ten listeners, printed by a
- * scheduler a dozen workers joined at once, is turned off for it.
- */
-function closingController(): AbortController {
-  const c = new AbortController();
-  setMaxListeners(0, c.signal);
-  return c;
 }

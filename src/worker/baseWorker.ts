@@ -1,5 +1,5 @@
-import { setMaxListeners } from "node:events";
 import { keySplit } from "../util/keySplit.ts";
+import { manyListenersAbortController } from "../util/manyListenersAbort.ts";
 import { MAX_TIMER_MS } from "../util/timers.ts";
 import { schedulerMessage } from "./schedulerMessage.ts";
 import type { StateMachineEvent } from "./state/events.ts";
@@ -169,7 +169,7 @@ export abstract class BaseWorker {
    * cancelled all together), as creating an AbortController per instruction
    * costs more than the rest of starting one.
    */
-  private readonly closeController = closeController();
+  private readonly closeController = manyListenersAbortController();
   /** Clock used for metrics (seconds). */
   protected readonly now: () => number;
 
@@ -436,15 +436,4 @@ export abstract class BaseWorker {
 
   /** Record a numerical metric. */
   abstract digestMetric(name: MetricName, value: number): void;
-}
-
-/**
- * The controller whose signal every running instruction listens to: as many
- * listeners as instructions in flight, so Node's "possible leak" warning past
- * ten is turned off for it.
- */
-function closeController(): AbortController {
-  const c = new AbortController();
-  setMaxListeners(0, c.signal);
-  return c;
 }

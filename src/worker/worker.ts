@@ -17,7 +17,6 @@
  * metricTotals.ts.
  */
 
-import { setMaxListeners } from "node:events";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import type { Client } from "../client/client.ts";
@@ -36,6 +35,7 @@ import { asError } from "../util/asError.ts";
 import { CloseBudget, DEFAULT_CLOSE_TIMEOUT_S } from "../util/closeBudget.ts";
 import { closeTimeoutError } from "../util/closeTimeout.ts";
 import { LogRecords } from "../util/logRecords.ts";
+import { manyListenersAbortController } from "../util/manyListenersAbort.ts";
 import { type PreloadTeardown, startServerPreloads } from "../util/preload.ts";
 import { StartSteps } from "../util/startSteps.ts";
 import { StartWatch } from "../util/startWatch.ts";
@@ -115,7 +115,7 @@ export class Worker extends BaseWorker {
   /** The executors task code runs on, and the modules loaded into them. */
   private readonly executors: TaskExecutors;
   /** Aborted as the worker closes: see {@link closing}. */
-  private readonly closer = closingController();
+  private readonly closer = manyListenersAbortController();
   /** The client of task code on the main thread (`getClient()`), once asked for. */
   private taskClientPromise: Promise<Client> | null = null;
   /** That client once connected: task code that closed it gets another (see `taskClient`). */
@@ -1118,15 +1118,4 @@ function isProfileDiscard(msg: unknown): msg is ProfileDiscardMsg {
 /** Whether the read side's error is the send's failure (or wraps it), already logged. */
 function sameFailure(err: unknown, sendFailure: unknown): boolean {
   return err === sendFailure || (err instanceof Error && err.cause === sendFailure);
-}
-
-/**
- * The controller of {@link Worker.closing}, listened to by whatever plugins and
- * preloads dial with it: Node's "possible EventTarget memory leak" warning past
- * ten listeners is turned off for it, as for the scheduler's.
- */
-function closingController(): AbortController {
-  const c = new AbortController();
-  setMaxListeners(0, c.signal);
-  return c;
 }
