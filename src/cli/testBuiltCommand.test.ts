@@ -14,7 +14,12 @@ import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
-import { buildIsCurrent, builtTaskModule, RUN_BUILD_VARIABLE } from "./testBuiltCommand.ts";
+import {
+  buildIsCurrent,
+  builtTaskModule,
+  RUN_BUILD_VARIABLE,
+  weftModuleForProcesses,
+} from "./testBuiltCommand.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const run = promisify(execFile);
@@ -129,5 +134,21 @@ describe("builtTaskModule", () => {
     await expect(
       builtTaskModule(join(root, "tools/t/tasks.ts"), join(root, "t.mjs"), root),
     ).rejects.toThrow(/tasks\.ts: imports \.\/helpers\.ts, which is not one of weft's sources/);
+  });
+});
+
+describe("weftModuleForProcesses", () => {
+  it(`names the build's module with ${RUN_BUILD_VARIABLE}=1, the source's otherwise`, () => {
+    const root = "/checkout";
+    const built = { [RUN_BUILD_VARIABLE]: "1" };
+    expect(weftModuleForProcesses("worker/taskRegistry.ts", built, root)).toBe(
+      "file:///checkout/dist/worker/taskRegistry.js",
+    );
+    expect(weftModuleForProcesses("worker/taskRegistry.ts", {}, root)).toBe(
+      "file:///checkout/src/worker/taskRegistry.ts",
+    );
+    expect(weftModuleForProcesses("client/index.ts", { [RUN_BUILD_VARIABLE]: "0" }, root)).toBe(
+      "file:///checkout/src/client/index.ts",
+    );
   });
 });

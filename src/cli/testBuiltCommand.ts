@@ -57,6 +57,23 @@ export function runBuiltCommand(root: string = ROOT): boolean {
 }
 
 /**
+ * The URL by which a plain-JavaScript task module that a test writes for the `weft`
+ * processes it starts imports weft's module `path` (under `src/`, e.g.
+ * `"worker/taskRegistry.ts"`): the build's when those processes run the build (set
+ * by {@link RUN_BUILD_VARIABLE}, which they inherit), as nothing loads TypeScript
+ * for a `.mjs` file there, else the source.
+ */
+export function weftModuleForProcesses(
+  path: string,
+  env: NodeJS.ProcessEnv = process.env,
+  root: string = ROOT,
+): string {
+  const built = env[RUN_BUILD_VARIABLE] === "1";
+  const file = built ? join(root, "dist", path.replace(/\.ts$/, ".js")) : join(root, "src", path);
+  return pathToFileURL(file).href;
+}
+
+/**
  * A task module written in TypeScript, compiled into `out` (a `.mjs` file) for
  * processes that run the build: its imports of weft's sources (`../../src/….ts`)
  * made imports of the build, the same modules, so that its task functions reach

@@ -6,6 +6,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { afterAll, describe, expect, it, vi } from "vitest";
+import { weftModuleForProcesses } from "../cli/testBuiltCommand.ts";
 import { Client } from "../client/client.ts";
 import { setDialer } from "../comm/connect.ts";
 import { ConnectError } from "../comm/errors.ts";
@@ -23,12 +24,15 @@ const WEFT_BIN = fileURLToPath(new URL("../../bin/weft.js", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "weft-worker-start-watch-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** A task module defining a worker plugin whose setup never ends: one file a test, as they run side by side. */
-function stuckPluginModule(test: string): string {
+/**
+ * A task module defining a worker plugin whose setup never ends: one file a test, as
+ * they run side by side. It imports the task registry by `registry`.
+ */
+function stuckPluginModule(test: string, registry = TASK_REGISTRY): string {
   const file = join(dir, `stuck-plugin-${test}.mjs`);
   writeFileSync(
     file,
-    `import { defineTask } from ${JSON.stringify(TASK_REGISTRY)};\n` +
+    `import { defineTask } from ${JSON.stringify(registry)};\n` +
       `defineTask("startWatch.stuckPlugin", () => ({ setup: () => new Promise(() => {}) }));\n`,
   );
   return file;
@@ -126,7 +130,10 @@ describe("a worker's start watched, as the scheduler's", () => {
   }, 70_000);
 
   it.concurrent("warns, in a weft worker whose start waits on a plugin's setup that never ends, naming the step, where it hung without a word", async () => {
-    const tasks = stuckPluginModule("weft-worker");
+    const tasks = stuckPluginModule(
+      "weft-worker",
+      weftModuleForProcesses("worker/taskRegistry.ts"),
+    );
     const scheduler = await new Scheduler({
       listen: "tcp://127.0.0.1:0",
       logger: pino({ level: "silent" }),

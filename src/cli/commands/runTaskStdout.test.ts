@@ -5,23 +5,27 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { afterAll, expect, it } from "vitest";
+import { weftModuleForProcesses } from "../testBuiltCommand.ts";
 import { Sink, testContext } from "../testContext.ts";
 import { weftProcess } from "../testWeftProcess.ts";
 import { runGraph } from "./runAction.ts";
 
 const WEFT_INDEX = new URL("../../client/index.ts", import.meta.url).href;
+/** The same, for a graph module a `weft` process of the test's own imports. */
+const PROCESS_WEFT_INDEX = weftModuleForProcesses("client/index.ts");
 const dir = mkdtempSync(join(tmpdir(), "weft-run-stdout-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /**
  * A graph module that writes to stdout as it loads and whose task does, by
- * `console.log` and by a write of its own: a user's debugging lines.
+ * `console.log` and by a write of its own: a user's debugging lines. It imports
+ * weft by `index`.
  */
-function chattyModule(name: string): string {
+function chattyModule(name: string, index: string): string {
   const file = join(dir, name);
   writeFileSync(
     file,
-    `import { defineTask } from ${JSON.stringify(WEFT_INDEX)};\n` +
+    `import { defineTask } from ${JSON.stringify(index)};\n` +
       `process.stdout.write("graph module loaded\\n");\n` +
       `export const chatty = defineTask("chatty", (x) => {\n` +
       `  console.log("task says", x);\n` +
@@ -36,7 +40,7 @@ function chattyModule(name: string): string {
 it("inline: what a task and the graph module write to stdout goes to stderr, the answer alone to stdout", async () => {
   const ctx = testContext();
   await runGraph(
-    chattyModule("inline.mjs"),
+    chattyModule("inline.mjs", WEFT_INDEX),
     { tasks: [], upload: [], key: [], progress: false, logLevel: "error", executor: "inline" },
     ctx,
   );
@@ -52,7 +56,7 @@ it("pool threads, in a process of its own: `weft run g.mjs > out.json` leaves JS
   // its own shows where it lands.
   const { code, out, err } = await weftProcess([
     "run",
-    chattyModule("threads.mjs"),
+    chattyModule("threads.mjs", PROCESS_WEFT_INDEX),
     "--no-progress",
   ]);
   expect({ code, out }).toEqual({ code: 0, out: `${JSON.stringify({ a: 42 }, null, 2)}\n` });
@@ -66,7 +70,7 @@ it("a line written once the answer is out (an inline task's timer, the graph mod
   const file = join(dir, "late.mjs");
   writeFileSync(
     file,
-    `import { defineTask } from ${JSON.stringify(WEFT_INDEX)};\n` +
+    `import { defineTask } from ${JSON.stringify(PROCESS_WEFT_INDEX)};\n` +
       `defineTask("later", (x) => { setTimeout(() => console.log("task timer"), 300); return x; });\n` +
       `setTimeout(() => process.stdout.write("module timer\\n"), 300);\n` +
       `export const graph = { a: ["later", 1] };\n`,
