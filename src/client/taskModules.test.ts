@@ -72,8 +72,10 @@ describe("Client.loadTaskModules", () => {
       );
       expect(doubled).toEqual(Array.from({ length: 12 }, (_, i) => 2 * i));
       // A worker joining later imports it as it registers.
+      // One thread: the number is not what is checked of it, and each costs a start.
       const late = await extraWorker(cluster, {
         executor: executor === "threads" ? "piscina" : "inline",
+        nthreads: 1,
       });
       extra.push(late);
       expect(late.taskNames).toContain(name);
@@ -109,7 +111,7 @@ describe("Client.loadTaskModules", () => {
 
   for (const executor of ["inline", "threads"] as const) {
     it(`a module that does not parse rejects saying where (${executor})`, async () => {
-      const { client } = await testCluster({ executor, threadsPerWorker: 1 });
+      const { client } = await testCluster({ executor, workers: 1, threadsPerWorker: 1 });
       const broken = moduleDefining("const y = [1, 2;");
       const err = await client.loadTaskModules(broken.path).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(TaskModuleError);
@@ -122,7 +124,8 @@ describe("Client.loadTaskModules", () => {
 
   for (const executor of ["inline", "threads"] as const) {
     it(`a module that threw as it loaded, fixed on disk, is imported when loaded again, also after a restart (${executor})`, async () => {
-      const { client } = await testCluster({ executor, threadsPerWorker: 2 });
+      // Two threads, each importing it again; one worker: a second would check nothing more.
+      const { client } = await testCluster({ executor, workers: 1, threadsPerWorker: 2 });
       const { path, name } = moduleDefining('throw new Error("broken at import");');
       await expect(client.loadTaskModules(path)).rejects.toThrow(/broken at import/);
       // Unchanged, it fails as before.
@@ -145,7 +148,8 @@ describe("Client.loadTaskModules", () => {
 
   for (const executor of ["inline", "threads"] as const) {
     it(`a module changed on disk since it was loaded is refused, rather than answered OK with the old code running (${executor})`, async () => {
-      const { client } = await testCluster({ executor, threadsPerWorker: 2 });
+      // The digests are the worker's, not a thread's: one worker of one thread.
+      const { client } = await testCluster({ executor, workers: 1, threadsPerWorker: 1 });
       const { path, name } = moduleDefining();
       await client.loadTaskModules(path);
       // Loading it again unchanged changes nothing.
@@ -159,7 +163,8 @@ describe("Client.loadTaskModules", () => {
       const { path, name } = moduleDefining();
       const { client } = await testCluster({
         executor,
-        threadsPerWorker: 2,
+        workers: 1,
+        threadsPerWorker: 1,
         taskModules: [CLIENT_TEST_TASKS, pathToFileURL(path)],
       });
       expect(await client.submitWith({ pure: false }, name, 5)).toBe(10);
@@ -171,9 +176,11 @@ describe("Client.loadTaskModules", () => {
     for (const how of ["taskModules", "loadTaskModules"] as const) {
       it(`a module changed on disk, then client.restart(): ${executor === "inline" ? "refused still, the process keeping the old code" : "the new threads import the new code, and its load is accepted"} (${executor}, ${how})`, async () => {
         const { path, name } = moduleDefining();
+        // One worker of one thread: what is checked is the worker's, and a restart's new pool.
         const { client } = await testCluster({
           executor,
-          threadsPerWorker: 2,
+          workers: 1,
+          threadsPerWorker: 1,
           taskModules: [CLIENT_TEST_TASKS, ...(how === "taskModules" ? [pathToFileURL(path)] : [])],
         });
         if (how === "loadTaskModules") await client.loadTaskModules(path);
@@ -207,7 +214,7 @@ describe("Client.loadTaskModules", () => {
         'if (!isMainThread) throw new Error("not on a pool thread");',
     );
     beforeRequest(client, "load-task-modules", async () => {
-      extra.push(await extraWorker(cluster, { executor: "piscina" }));
+      extra.push(await extraWorker(cluster, { executor: "piscina", nthreads: 1 }));
     });
     const err = await client.loadTaskModules(path).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TaskModuleError);
@@ -215,7 +222,7 @@ describe("Client.loadTaskModules", () => {
     expect((err as Error).message).toContain("not on a pool thread");
     // Nothing kept: a worker running pool threads still joins.
     expect(cluster.scheduler.taskModules).toEqual([]);
-    const later = await extraWorker(cluster, { executor: "piscina" });
+    const later = await extraWorker(cluster, { executor: "piscina", nthreads: 1 });
     extra.push(later);
     expect(later.status).toBe("running");
   });
