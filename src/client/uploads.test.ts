@@ -63,8 +63,10 @@ describe("Client.uploadFile", () => {
       );
       expect(results).toEqual(Array.from({ length: 8 }, (_, i) => `v: ${2 * i + 100}`));
       // A worker joining later saves and imports them as it registers.
+      // One thread: the number is not what is checked of it, and each costs a start.
       const late = await extraWorker(cluster, {
         executor: executor === "threads" ? "piscina" : "inline",
+        nthreads: 1,
         acceptUploads: true,
       });
       extra.push(late);
@@ -246,7 +248,10 @@ describe("Client.uploadFile", () => {
 
   for (const executor of ["inline", "threads"] as const) {
     it(`a module that throws as it loads leaves no task function, and a fixed one under its name replaces it (${executor})`, async () => {
-      const { cluster, client } = await testCluster({ executor, threadsPerWorker: 2 });
+      // Two threads, each importing it; one worker of them: a second checks nothing more
+      // (the inline workers keep two, sharing the process's module cache, and cost no thread).
+      const workers = executor === "threads" ? 1 : 2;
+      const { cluster, client } = await testCluster({ executor, workers, threadsPerWorker: 2 });
       const id = randomUUID();
       const [a, b] = [`a-${id}`, `b-${id}`];
       const dir = join(scratch.dir, id);
@@ -283,7 +288,9 @@ describe("Client.uploadFile", () => {
 
   for (const executor of ["inline", "threads"] as const) {
     it(`a module uploaded before one it imports is imported once that one is; one level deeper, the error says the file is there now (${executor})`, async () => {
-      const { client } = await testCluster({ executor, threadsPerWorker: 2 });
+      // As above: one worker of two threads.
+      const workers = executor === "threads" ? 1 : 2;
+      const { client } = await testCluster({ executor, workers, threadsPerWorker: 2 });
       const id = randomUUID();
       const task = `late-import-${id}`;
       const main = file(
