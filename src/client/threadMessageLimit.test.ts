@@ -9,15 +9,38 @@
  * process's own: `schedulerMessageLimit.test.ts`.)
  */
 
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
+import type { Client } from "./client.ts";
+import type { LocalCluster } from "./localCluster.ts";
 import { CLIENT_TEST_TASKS, closeTestClusters, testCluster } from "./testCluster.ts";
 import { inc } from "./testTasks.ts";
 import { asksTooMuch, submitsTooMuch } from "./testThreadMessageLimitTasks.ts";
 
-afterEach(closeTestClusters);
+// At the end, not after each test: two tests share a cluster (below).
+afterAll(closeTestClusters);
 
 const MIB = 2 ** 20;
 const LIMIT_TASKS = new URL("./testThreadMessageLimitTasks.ts", import.meta.url).href;
+
+let workerLimited: Promise<{ cluster: LocalCluster; client: Client }> | null = null;
+
+/**
+ * The cluster of the tests of a worker's maxMessageBytes of 1 MiB, the
+ * scheduler's 64 MiB: started once, as its pool thread loading the client's
+ * modules costs some 3 s of CPU, and neither test leaves anything the other
+ * sees (the same thread's client, two clients in all, in both).
+ */
+function workerLimitedCluster(): Promise<{ cluster: LocalCluster; client: Client }> {
+  workerLimited ??= testCluster({
+    workers: 1,
+    executor: "threads",
+    protocol: "tcp",
+    taskModules: [CLIENT_TEST_TASKS, LIMIT_TASKS],
+    scheduler: { maxMessageBytes: 64 * MIB },
+    worker: { maxMessageBytes: MIB },
+  });
+  return workerLimited;
+}
 
 describe("a task's client on a pool thread, sending more than the scheduler's maxMessageBytes", () => {
   it("has the submit fail naming the scheduler's limit; the task's client and the worker go on", async () => {
@@ -43,14 +66,7 @@ describe("a task's client on a pool thread, sending more than the scheduler's ma
   }, 60_000);
 
   it("over the worker's own maxMessageBytes (below the scheduler's): the submit fails naming it; the task's client and the worker go on", async () => {
-    const { cluster, client } = await testCluster({
-      workers: 1,
-      executor: "threads",
-      protocol: "tcp",
-      taskModules: [CLIENT_TEST_TASKS, LIMIT_TASKS],
-      scheduler: { maxMessageBytes: 64 * MIB },
-      worker: { maxMessageBytes: MIB },
-    });
+    const { cluster, client } = await workerLimitedCluster();
     const seen = await client.submit(submitsTooMuch, 5 * MIB);
     // The worker's main thread would refuse it so (its own limit, not the scheduler's).
     expect(seen.error).toMatch(
@@ -68,13 +84,7 @@ describe("a task's client on a pool thread, sending more than the scheduler's ma
 
 describe("a task's client on a pool thread, asking the scheduler for more than it takes", () => {
   it("has the request rejected naming its limit (the worker's maxMessageBytes); the task's client and the worker go on", async () => {
-    const { cluster, client } = await testCluster({
-      workers: 1,
-      executor: "threads",
-      protocol: "tcp",
-      taskModules: [CLIENT_TEST_TASKS, LIMIT_TASKS],
-      worker: { maxMessageBytes: MIB },
-    });
+    const { cluster, client } = await workerLimitedCluster();
     await client.setMetadata("big", "y".repeat(2 * MIB));
     await client.setMetadata("small", 1);
     const seen = await client.submit(asksTooMuch);
