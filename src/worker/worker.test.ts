@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { type AddressInfo, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { taskRef } from "../protocol/messagesTaskSpec.ts";
 import { WIRE_PROTOCOL_VERSION, weftVersion, wireVersion } from "../protocol/version.ts";
 import { ExecuteSuccessEvent } from "./state/events.ts";
@@ -41,84 +41,100 @@ describe.each(["inline", "piscina"] as const)("Worker with the %s executor", (ex
     await sched.waitFor((m) => m.op === "heartbeat-worker");
   });
 
-  it("computes a task and reports it", async () => {
-    const w = await start({ executor });
-    const runId = await sched.computeTask(w.address, "inc-1", { fn: "inc", args: [1] });
-    const msg = await sched.waitForKey("task-finished", "inc-1");
-    expect(msg).toMatchObject({ runId, typename: "number", status: "OK", nbytes: 8 });
-    expect((msg.startstops as { action: string }[])[0].action).toBe("compute");
-    expect(w.state.data.get("inc-1")).toBe(2);
-    expect(w.state.tasks.get("inc-1")?.state).toBe("memory");
-  });
-
-  it("resolves task references to the values of dependencies, at any depth", async () => {
-    const w = await start({ executor });
-    await sched.computeTask(w.address, "a", { fn: "inc", args: [1] });
-    await sched.waitForKey("task-finished", "a");
-    await sched.computeTask(
-      w.address,
-      "b",
-      { fn: "identity", args: [{ list: [taskRef("a"), { deep: taskRef("a") }], plain: 5 }] },
-      { whoHas: { a: [w.address] } },
-    );
-    await sched.waitForKey("task-finished", "b");
-    expect(w.state.data.get("b")).toEqual({ list: [2, { deep: 2 }], plain: 5 });
-  });
-
-  it("keeps structured values (Maps) intact", async () => {
-    const w = await start({ executor });
-    await sched.computeTask(w.address, "m", { fn: "makeMap", args: [3] });
-    await sched.waitForKey("task-finished", "m");
-    expect(w.state.data.get("m")).toEqual(
-      new Map([
-        ["k0", 0],
-        ["k1", 1],
-        ["k2", 2],
-      ]),
-    );
-  });
-
-  it("a thrown error carries its message and stack", async () => {
-    const w = await start({ executor });
-    await sched.computeTask(w.address, "x", { fn: "boom", args: ["it broke"] });
-    const msg = await sched.waitForKey("task-erred", "x");
-    expect(msg.exceptionText).toBe("ValueError: it broke");
-    expect(msg.tracebackText).toMatch(/testTasks\.ts/);
-    expect(msg.exception).toMatchObject({ name: "ValueError", message: "it broke" });
-    expect(String(msg.traceback)).toMatch(/^ValueError: it broke\n/);
-    expect(w.state.tasks.get("x")?.state).toBe("error");
-  });
-
-  it("an unknown function name fails the task with a clear message", async () => {
-    const w = await start({ executor });
-    await sched.computeTask(w.address, "x", { fn: "noSuchFunction", args: [] });
-    const msg = await sched.waitForKey("task-erred", "x");
-    expect(msg.exceptionText).toMatch(
-      /^UnknownTaskFunctionError: unknown task function "noSuchFunction": no task module loaded by this worker defines it \(defined: .*inc/,
-    );
-  });
-
-  it("an invalid run spec fails the task", async () => {
-    const w = await start({ executor });
-    await sched.send(w.address, {
-      op: "compute-task",
-      key: "bad",
-      runId: 7,
-      whoHas: {},
-      nbytes: {},
-      priority: [0],
-      duration: 1,
-      runSpec: { fn: 3, args: [] },
-      resourceRestrictions: {},
-      actor: false,
-      annotations: {},
-      spanId: null,
-      stimulusId: "s-bad",
+  describe("on one worker, each test's tasks under keys of their own", () => {
+    // Started once for the tests that only compute: a worker's start (its pool
+    // thread with the piscina executor, ~0.6 s of CPU through tsx) is not what
+    // they check, and none leaves it other than it found it but for its own keys.
+    let one: { sched: FakeScheduler; w: Worker };
+    beforeAll(async () => {
+      const s = await FakeScheduler.start();
+      one = { sched: s, w: await testWorker(s.address, { executor }) };
     });
-    const msg = await sched.waitForKey("task-erred", "bad");
-    expect(msg.exceptionText).toBe(
-      "TypeError: task bad has an invalid run spec: spec.fn must be a non-empty string",
-    );
+    afterAll(async () => {
+      await one.w.close();
+      one.w.state.validateState();
+      await one.sched.close();
+    });
+
+    it("computes a task and reports it", async () => {
+      const { sched, w } = one;
+      const runId = await sched.computeTask(w.address, "inc-1", { fn: "inc", args: [1] });
+      const msg = await sched.waitForKey("task-finished", "inc-1");
+      expect(msg).toMatchObject({ runId, typename: "number", status: "OK", nbytes: 8 });
+      expect((msg.startstops as { action: string }[])[0].action).toBe("compute");
+      expect(w.state.data.get("inc-1")).toBe(2);
+      expect(w.state.tasks.get("inc-1")?.state).toBe("memory");
+    });
+
+    it("resolves task references to the values of dependencies, at any depth", async () => {
+      const { sched, w } = one;
+      await sched.computeTask(w.address, "a", { fn: "inc", args: [1] });
+      await sched.waitForKey("task-finished", "a");
+      await sched.computeTask(
+        w.address,
+        "b",
+        { fn: "identity", args: [{ list: [taskRef("a"), { deep: taskRef("a") }], plain: 5 }] },
+        { whoHas: { a: [w.address] } },
+      );
+      await sched.waitForKey("task-finished", "b");
+      expect(w.state.data.get("b")).toEqual({ list: [2, { deep: 2 }], plain: 5 });
+    });
+
+    it("keeps structured values (Maps) intact", async () => {
+      const { sched, w } = one;
+      await sched.computeTask(w.address, "m", { fn: "makeMap", args: [3] });
+      await sched.waitForKey("task-finished", "m");
+      expect(w.state.data.get("m")).toEqual(
+        new Map([
+          ["k0", 0],
+          ["k1", 1],
+          ["k2", 2],
+        ]),
+      );
+    });
+
+    it("a thrown error carries its message and stack", async () => {
+      const { sched, w } = one;
+      await sched.computeTask(w.address, "x", { fn: "boom", args: ["it broke"] });
+      const msg = await sched.waitForKey("task-erred", "x");
+      expect(msg.exceptionText).toBe("ValueError: it broke");
+      expect(msg.tracebackText).toMatch(/testTasks\.ts/);
+      expect(msg.exception).toMatchObject({ name: "ValueError", message: "it broke" });
+      expect(String(msg.traceback)).toMatch(/^ValueError: it broke\n/);
+      expect(w.state.tasks.get("x")?.state).toBe("error");
+    });
+
+    it("an unknown function name fails the task with a clear message", async () => {
+      const { sched, w } = one;
+      await sched.computeTask(w.address, "unknown", { fn: "noSuchFunction", args: [] });
+      const msg = await sched.waitForKey("task-erred", "unknown");
+      expect(msg.exceptionText).toMatch(
+        /^UnknownTaskFunctionError: unknown task function "noSuchFunction": no task module loaded by this worker defines it \(defined: .*inc/,
+      );
+    });
+
+    it("an invalid run spec fails the task", async () => {
+      const { sched, w } = one;
+      await sched.send(w.address, {
+        op: "compute-task",
+        key: "bad",
+        runId: 7,
+        whoHas: {},
+        nbytes: {},
+        priority: [0],
+        duration: 1,
+        runSpec: { fn: 3, args: [] },
+        resourceRestrictions: {},
+        actor: false,
+        annotations: {},
+        spanId: null,
+        stimulusId: "s-bad",
+      });
+      const msg = await sched.waitForKey("task-erred", "bad");
+      expect(msg.exceptionText).toBe(
+        "TypeError: task bad has an invalid run spec: spec.fn must be a non-empty string",
+      );
+    });
   });
 
   it("Reschedule makes the worker ask for rescheduling", async () => {
