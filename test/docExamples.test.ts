@@ -6,8 +6,10 @@
  * The blocks are checked by one TypeScript program, each block a virtual ES module
  * (top-level `await` allowed) next to its markdown file, with the project's
  * tsconfig.json (less `noUnusedLocals`: an example names results to show them), and
- * `weft`, `weft/worker/state`, … resolved to the sources of package.json's "exports"
- * (no build needed). A failure names the markdown file and line, and the diagnostic.
+ * `weft`, `weft/worker/state`, … resolved to package.json's "exports": to their
+ * declarations in dist/ when the build is current, else to the sources they are
+ * built from (no build needed). A failure names the markdown file and line, and
+ * the diagnostic.
  *
  * Examples are fragments more often than programs, so an HTML comment right before
  * a block (blank lines between are fine) says how to take it:
@@ -19,9 +21,10 @@
  *   program by nature. Skips are counted (SKIPS below), so that each is a choice.
  * - `<!-- doc-example: run -->`: the block is a whole program that runs in a few
  *   seconds (on an embedded cluster): checked, and also run (tsx, `weft` mapped to
- *   the sources); each `console.log(…); // X` line of it must print X (compared
- *   without whitespace). Only a few run (the quick starts, the weft/sim example): each
- *   run costs seconds.
+ *   the sources; or, when the build is current, compiled to JavaScript and run by
+ *   plain Node.js, `weft` mapped to the build); each `console.log(…); // X` line of
+ *   it must print X (compared without whitespace). Only a few run (the quick
+ *   starts, the weft/sim example): each run costs seconds.
  *
  * A line `// NAME.ts` (comment text may follow) makes what follows, up to the next
  * such line or the block's end, the module NAME.ts of its markdown file, which the
@@ -39,6 +42,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import ts from "typescript";
 import { beforeAll, describe, expect, it } from "vitest";
+import { buildIsCurrent } from "../src/cli/testBuiltCommand.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
@@ -181,22 +185,58 @@ function modulesOf(block: DocBlock): DocModule[] {
   return modules;
 }
 
+/**
+ * Whether the examples are checked and run against the build: when it is current
+ * (built after every source changed), it is the same code and the same types, the
+ * package's own (its "exports"), and cheaper: the declarations type-check in half
+ * the time of the sources they come from, and a run without tsx costs a cluster
+ * example half its CPU (tsx's hooks in the program and in each pool thread, and
+ * weft's modules transformed in each). Else the sources, through tsx.
+ */
+const onBuild = buildIsCurrent();
+
 /** package.json's entry points, `weft/...` to the source each is built from. */
 function entryPointPaths(): Record<string, string[]> {
-  const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
-    exports: Record<string, string | { types: string }>;
-  };
   const paths: Record<string, string[]> = {};
-  for (const [subpath, target] of Object.entries(pkg.exports)) {
-    if (typeof target === "string") continue;
+  for (const [specifier, target] of Object.entries(packageExports())) {
     const m = /^\.\/dist\/(.*)\.d\.ts$/.exec(target.types);
-    if (!m) throw new Error(`${subpath}: types ${target.types} is not under dist/`);
-    paths[`weft${subpath.slice(1)}`] = [join(root, "src", `${m[1]}.ts`)];
+    if (!m) throw new Error(`${specifier}: types ${target.types} is not under dist/`);
+    paths[specifier] = [join(root, "src", `${m[1]}.ts`)];
   }
   return paths;
 }
 
-/** The project's compiler options, with `weft` resolved to the sources. */
+/** package.json's entry points, `weft/...` to the built declarations a user's types come from. */
+function builtTypePaths(): Record<string, string[]> {
+  const paths: Record<string, string[]> = {};
+  for (const [specifier, target] of Object.entries(packageExports())) {
+    paths[specifier] = [join(root, target.types)];
+  }
+  return paths;
+}
+
+/** package.json's entry points, `weft/...` to the built module a user's import gets. */
+function builtEntryPointPaths(): Record<string, string[]> {
+  const paths: Record<string, string[]> = {};
+  for (const [specifier, target] of Object.entries(packageExports())) {
+    paths[specifier] = [join(root, target.default)];
+  }
+  return paths;
+}
+
+/** package.json's "exports" of types and code, by the specifier a program imports. */
+function packageExports(): Record<string, { types: string; default: string }> {
+  const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+    exports: Record<string, string | { types: string; default: string }>;
+  };
+  const exports: Record<string, { types: string; default: string }> = {};
+  for (const [subpath, target] of Object.entries(pkg.exports)) {
+    if (typeof target !== "string") exports[`weft${subpath.slice(1)}`] = target;
+  }
+  return exports;
+}
+
+/** The project's compiler options, with `weft` resolved to the build's declarations or the sources. */
 function compilerOptions(): ts.CompilerOptions {
   const config = ts.readConfigFile(join(root, "tsconfig.json"), ts.sys.readFile);
   const { options } = ts.parseJsonConfigFileContent(config.config, ts.sys, root);
@@ -205,7 +245,7 @@ function compilerOptions(): ts.CompilerOptions {
     noEmit: true,
     // An example names a result to show what it is, and then leaves it.
     noUnusedLocals: false,
-    paths: entryPointPaths(),
+    paths: onBuild ? builtTypePaths() : entryPointPaths(),
   };
 }
 
@@ -300,13 +340,27 @@ function promisedOutput(block: DocBlock): string[] {
   });
 }
 
-/** `text` with every import of `weft` pointing at the sources. */
-function toSources(text: string, paths: Record<string, string[]>): string {
+/** `text` with every import of `weft` pointing at `paths` (the sources or the build). */
+function pointedAt(text: string, paths: Record<string, string[]>): string {
   return text.replace(/from "(weft(?:\/[\w/]+)?)"/g, (_, specifier: string) => {
     const target = paths[specifier];
     if (target === undefined) throw new Error(`no entry point ${specifier}`);
     return `from ${JSON.stringify(pathToFileURL(target[0]).href)}`;
   });
+}
+
+/**
+ * A module of an example, as plain Node.js runs it: compiled to JavaScript, and its
+ * imports of the example's other modules (`"./tasks.ts"`, in an import or a task
+ * module's URL) made imports of their compiled `.js` files.
+ */
+function compiled(text: string, names: ReadonlySet<string>): string {
+  const { outputText } = ts.transpileModule(text, {
+    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+  });
+  return outputText.replace(/(["'])\.\/([\w.-]+)\.ts\1/g, (whole, quote: string, name: string) =>
+    names.has(`${name}.ts`) ? `${quote}./${name}.js${quote}` : whole,
+  );
 }
 
 describe("the docs' runnable examples", () => {
@@ -319,7 +373,7 @@ describe("the docs' runnable examples", () => {
   it.concurrent.each(runnable.map((b) => [`${b.file}:${b.line}`, b] as const))(
     "%s runs and prints what its comments say",
     async (_, block) => {
-      const paths = entryPointPaths();
+      const paths = onBuild ? builtEntryPointPaths() : entryPointPaths();
       const dir = mkdtempSync(join(tmpdir(), "weft-doc-example-"));
       try {
         // ES modules, as in a package of `"type": "module"`.
@@ -327,13 +381,18 @@ describe("the docs' runnable examples", () => {
         // The block's modules, and the named modules of its file it may import.
         const own = modulesOf(block);
         const named = modules.filter((m) => m.block.file === block.file && m.name !== null);
-        for (const m of [...named, ...own]) {
-          writeFileSync(join(dir, basename(m.path)), toSources(m.text, paths));
+        const written = [...named, ...own];
+        const names = new Set(written.map((m) => basename(m.path)));
+        const fileOf = (m: DocModule) =>
+          join(dir, onBuild ? basename(m.path).replace(/\.ts$/, ".js") : basename(m.path));
+        for (const m of written) {
+          const text = pointedAt(m.text, paths);
+          writeFileSync(fileOf(m), onBuild ? compiled(text, names) : text);
         }
         // The block's last module is the program (README: tasks.ts, then main.ts).
-        const main = own[own.length - 1];
-        const file = join(dir, basename(main.path));
-        const { stdout } = await run(process.execPath, ["--import", "tsx", file], {
+        const file = fileOf(own[own.length - 1]);
+        const args = onBuild ? [file] : ["--import", "tsx", file];
+        const { stdout } = await run(process.execPath, args, {
           cwd: root,
           timeout: 45_000,
         });
