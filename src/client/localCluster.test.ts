@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -25,6 +26,38 @@ function recordingLogger(): { logger: pino.Logger; records: { level: number; msg
   );
   return { logger, records };
 }
+
+/** The packages of `names` loaded into this process so far (prom-client and yaml: CommonJS). */
+function loadedPackages(names: readonly string[]): string[] {
+  const files = Object.keys(createRequire(import.meta.url).cache);
+  return names.filter((n) => files.some((f) => f.includes(`/node_modules/${n}/`)));
+}
+
+// First in the file, before any test serves HTTP. Every `weft` process pays for what it
+// loads at start (`weft run`, each worker a nanny starts): prom-client and yaml were some
+// 0.1 s of CPU there, for HTTP endpoints off by default and a YAML dump seldom written.
+describe("what a cluster loads", () => {
+  it("neither prom-client nor yaml, until it serves /metrics or writes a YAML dump", async () => {
+    const lazy = ["prom-client", "yaml"];
+    const cluster = await LocalCluster.start({
+      workers: 1,
+      executor: "inline",
+      logger: pino({ level: "silent" }),
+    });
+    try {
+      const client = await cluster.client();
+      expect(await client.submit(inc, 1).result()).toBe(2);
+      await client.close();
+    } finally {
+      await cluster.close();
+    }
+    expect(loadedPackages(lazy)).toEqual([]);
+    // What the check relies on: once loaded, they show.
+    await import("../util/promRegistry.ts");
+    await import("../protocol/clusterDump/pyyamlWrite.ts");
+    expect(loadedPackages(lazy)).toEqual(lazy);
+  });
+});
 
 describe("LocalCluster's defaults", () => {
   it("two workers of one thread each, on thread pools, in process, not validating", async () => {

@@ -8,7 +8,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { asError } from "../util/asError.ts";
-import { metricsNamespaceProblem } from "../util/promRegistry.ts";
+import { metricsNamespaceProblem } from "../util/metricsName.ts";
 import { reportRefusedConnections } from "./refusedConnections.ts";
 
 /** What a route answers. */

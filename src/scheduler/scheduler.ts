@@ -50,7 +50,6 @@ import {
 } from "./coordination/leases.ts";
 import { Counters } from "./counters.ts";
 import { EventBroker, logWorkerEvent } from "./events.ts";
-import { startSchedulerHttp } from "./httpEndpoints.ts";
 import { answerIdentity, type SchedulerIdentity } from "./identity.ts";
 import { IdleWatch } from "./idleWatch.ts";
 import { malformedReportStandIn } from "./malformedReport.ts";
@@ -415,7 +414,12 @@ export class Scheduler implements SessionHost {
       if (httpAddress !== null) {
         watch.doing = `starting its HTTP endpoints at ${httpAddress}`;
         this.http = await this.starting.step(
-          () => startSchedulerHttp(this, httpAddress, this.options.metricsNamespace),
+          async () => {
+            // Loaded only to serve: its metrics (prom-client), pages and routes are some 0.1 s
+            // of CPU at every start, and most processes serve no HTTP.
+            const { startSchedulerHttp } = await import("./httpEndpoints.ts");
+            return startSchedulerHttp(this, httpAddress, this.options.metricsNamespace);
+          },
           (late) => late.close(),
         );
       }

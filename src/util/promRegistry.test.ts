@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { metricsNamespaceProblem, type Sample, ScrapedMetrics } from "./promRegistry.ts";
+import { metricsNamespaceProblem } from "./metricsName.ts";
+import { type Sample, ScrapedMetrics } from "./promRegistry.ts";
 
 describe("metricsNamespaceProblem", () => {
   it("takes Prometheus names only", () => {

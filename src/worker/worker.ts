@@ -50,7 +50,6 @@ import { contactAddressFor } from "./contactAddress.ts";
 import { DataServer } from "./dataServer.ts";
 import { wireErrorMessage } from "./executor.ts";
 import { type GatherHost, gatherFromPeer, transferCause } from "./gatherDep.ts";
-import { startWorkerHttp } from "./httpEndpoints.ts";
 import type { WorkerIdentity } from "./identity.ts";
 import { Introspection } from "./introspection.ts";
 import { LostSpills } from "./lostSpills.ts";
@@ -517,7 +516,12 @@ export class Worker extends BaseWorker {
     if (httpAddress !== null) {
       watch.doing = `starting its HTTP endpoints at ${httpAddress}`;
       this.http = await this.starting.step(
-        () => startWorkerHttp(this, httpAddress, o.metricsNamespace),
+        async () => {
+          // Loaded only to serve: its metrics (prom-client), pages and routes are some 0.1 s
+          // of CPU at every start, and most processes serve no HTTP.
+          const { startWorkerHttp } = await import("./httpEndpoints.ts");
+          return startWorkerHttp(this, httpAddress, o.metricsNamespace);
+        },
         (late) => late.close(),
       );
     }

@@ -10,7 +10,6 @@ import { Packr } from "msgpackr";
 import { writeWholeFile } from "../../util/wholeFile.ts";
 import { weftVersion } from "../version.ts";
 import { dumpEncodingOf } from "./encoding.ts";
-import { stringifyForPyYaml } from "./pyyamlWrite.ts";
 
 /** The encodings a dump is written in: gzipped msgpack (Dask's default) or YAML. */
 export type ClusterDumpFormat = "msgpack" | "yaml";
@@ -63,7 +62,9 @@ export async function writeClusterDump(
   const bytes =
     format === "msgpack"
       ? new Packr({ useRecords: false, variableMapSize: true }).pack(dump)
-      : Buffer.from(stringifyForPyYaml(dump));
+      : // Loaded for a YAML dump only: the yaml package is some 0.1 s of CPU that every
+        // process with a client (each `weft` command) paid at start for a dump it rarely writes.
+        Buffer.from((await import("./pyyamlWrite.ts")).stringifyForPyYaml(dump));
   // Read back by the name's extension: gzipped when it says so (Dask's default, .msgpack.gz).
   const gzipped = dumpEncodingOf(path)?.endsWith(".gz") ?? format === "msgpack";
   await writeWholeFile(path, gzipped ? gzipSync(bytes) : bytes);
