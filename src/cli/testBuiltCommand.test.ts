@@ -18,7 +18,7 @@ import {
   buildIsCurrent,
   builtTaskModule,
   RUN_BUILD_VARIABLE,
-  weftModuleForProcesses,
+  weftModuleUrl,
 } from "./testBuiltCommand.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -137,17 +137,17 @@ describe("builtTaskModule", () => {
   });
 });
 
-describe("weftModuleForProcesses", () => {
+describe("weftModuleUrl", () => {
   it(`names the build's module with ${RUN_BUILD_VARIABLE}=1, the source's otherwise`, () => {
     const root = "/checkout";
     const built = { [RUN_BUILD_VARIABLE]: "1" };
-    expect(weftModuleForProcesses("worker/taskRegistry.ts", built, root)).toBe(
+    expect(weftModuleUrl("worker/taskRegistry.ts", built, root)).toBe(
       "file:///checkout/dist/worker/taskRegistry.js",
     );
-    expect(weftModuleForProcesses("worker/taskRegistry.ts", {}, root)).toBe(
+    expect(weftModuleUrl("worker/taskRegistry.ts", {}, root)).toBe(
       "file:///checkout/src/worker/taskRegistry.ts",
     );
-    expect(weftModuleForProcesses("client/index.ts", { [RUN_BUILD_VARIABLE]: "0" }, root)).toBe(
+    expect(weftModuleUrl("client/index.ts", { [RUN_BUILD_VARIABLE]: "0" }, root)).toBe(
       "file:///checkout/src/client/index.ts",
     );
   });

@@ -57,19 +57,28 @@ export function runBuiltCommand(root: string = ROOT): boolean {
 }
 
 /**
- * The URL by which a plain-JavaScript task module that a test writes for the `weft`
- * processes it starts imports weft's module `path` (under `src/`, e.g.
- * `"worker/taskRegistry.ts"`): the build's when those processes run the build (set
- * by {@link RUN_BUILD_VARIABLE}, which they inherit), as nothing loads TypeScript
- * for a `.mjs` file there, else the source.
+ * Whether the `weft` processes and the programs tests start run the build, not the
+ * sources through tsx: `vitest.config.ts` sets {@link RUN_BUILD_VARIABLE} for the
+ * whole run when the build is current, and the processes inherit it.
  */
-export function weftModuleForProcesses(
+export function testsRunBuild(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env[RUN_BUILD_VARIABLE] === "1";
+}
+
+/**
+ * The URL by which a program or a plain-JavaScript task module that a test writes
+ * for a process of its own imports weft's module `path` (under `src/`, e.g.
+ * `"worker/taskRegistry.ts"`): the build's when tests run it ({@link testsRunBuild}),
+ * as nothing loads TypeScript for a `.mjs` file there, else the source.
+ */
+export function weftModuleUrl(
   path: string,
   env: NodeJS.ProcessEnv = process.env,
   root: string = ROOT,
 ): string {
-  const built = env[RUN_BUILD_VARIABLE] === "1";
-  const file = built ? join(root, "dist", path.replace(/\.ts$/, ".js")) : join(root, "src", path);
+  const file = testsRunBuild(env)
+    ? join(root, "dist", path.replace(/\.ts$/, ".js"))
+    : join(root, "src", path);
   return pathToFileURL(file).href;
 }
 

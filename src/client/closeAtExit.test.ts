@@ -3,8 +3,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { weftModuleUrl } from "../cli/testBuiltCommand.ts";
 import { TEST_TLS_FILES, testTls } from "../comm/testTls.ts";
-import { programArgs, programFile, weftModuleUrl } from "../util/testTsxProgram.ts";
+import { programArgs, programFile } from "../util/testTsxProgram.ts";
 import { closeTestClusters, testCluster } from "./testCluster.ts";
 
 /** The build's when current: the programs then run without tsx, some 1.5 s of CPU less each. */

@@ -3,9 +3,10 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { weftModuleUrl } from "../cli/testBuiltCommand.ts";
 import { memoryLogger } from "../worker/testWorker.ts";
 import { SLOW_START_WARNING_MS, StartWatch } from "./startWatch.ts";
-import { programArgs, programFile, runTsxProgram, weftModuleUrl } from "./testTsxProgram.ts";
+import { programArgs, programFile, runTsxProgram } from "./testTsxProgram.ts";
 
 /** The build's when current: the programs then run without tsx, 1.5 s of CPU less each. */
 const LOCAL_CLUSTER = weftModuleUrl("client/localCluster.ts");

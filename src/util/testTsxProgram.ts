@@ -5,29 +5,17 @@
  */
 
 import { spawn } from "node:child_process";
-import { buildIsCurrent } from "../cli/testBuiltCommand.ts";
-
-/** Whether the programs tests write import the build: it is current (decided once per file). */
-const BUILT = buildIsCurrent();
-
-/**
- * The URL a test's program imports weft's module `src/<path>` (`client/index.ts`)
- * by: the build's when it is current, else the source. A program of the build's
- * modules is JavaScript, run without tsx, whose loader cost each program some
- * 1.5 s of CPU more (2.2 s against 0.7 s to start a LocalCluster and end).
- */
-export function weftModuleUrl(path: string): string {
-  const built = BUILT ? `../../dist/${path.replace(/\.ts$/, ".js")}` : `../${path}`;
-  return new URL(built, import.meta.url).href;
-}
+import { testsRunBuild } from "../cli/testBuiltCommand.ts";
 
 /**
  * The file a test's program `name` (no extension) is written to in `dir`: `.mjs`,
- * run by Node.js alone, when {@link weftModuleUrl} gives the build, else `.mts`.
- * The program must be JavaScript either way.
+ * run by Node.js alone, when it imports the build (`weftModuleUrl`, when
+ * `testsRunBuild()`), else `.mts`. The program must be JavaScript either way:
+ * without tsx's loader each costs some 1.5 s of CPU less (2.2 s against 0.7 s to
+ * start a LocalCluster and end).
  */
 export function programFile(dir: string, name: string): string {
-  return `${dir}/${name}${BUILT ? ".mjs" : ".mts"}`;
+  return `${dir}/${name}${testsRunBuild() ? ".mjs" : ".mts"}`;
 }
 
 /** Node.js's arguments to run `program`: through tsx unless it is JavaScript. */

@@ -6,33 +6,31 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { weftModuleForProcesses } from "../cli/testBuiltCommand.ts";
+import { weftModuleUrl } from "../cli/testBuiltCommand.ts";
 import { Client } from "../client/client.ts";
 import { setDialer } from "../comm/connect.ts";
 import { ConnectError } from "../comm/errors.ts";
 import { Scheduler } from "../scheduler/scheduler.ts";
 import { SLOW_START_WARNING_MS } from "../util/startWatch.ts";
-import { runTsxProgram } from "../util/testTsxProgram.ts";
+import { programFile, runTsxProgram } from "../util/testTsxProgram.ts";
 import { memoryLogger } from "./testWorker.ts";
 import { Worker } from "./worker.ts";
 
-const LOCAL_CLUSTER = new URL("../client/localCluster.ts", import.meta.url).href;
-const TASK_REGISTRY = new URL("./taskRegistry.ts", import.meta.url).href;
+// The build's when tests run it, for the programs and `weft` processes this file starts.
+const LOCAL_CLUSTER = weftModuleUrl("client/localCluster.ts");
+const TASK_REGISTRY = weftModuleUrl("worker/taskRegistry.ts");
 /** The `weft` command of this checkout. */
 const WEFT_BIN = fileURLToPath(new URL("../../bin/weft.js", import.meta.url));
 
 const dir = mkdtempSync(join(tmpdir(), "weft-worker-start-watch-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/**
- * A task module defining a worker plugin whose setup never ends: one file a test, as
- * they run side by side. It imports the task registry by `registry`.
- */
-function stuckPluginModule(test: string, registry = TASK_REGISTRY): string {
+/** A task module defining a worker plugin whose setup never ends: one file a test, as they run side by side. */
+function stuckPluginModule(test: string): string {
   const file = join(dir, `stuck-plugin-${test}.mjs`);
   writeFileSync(
     file,
-    `import { defineTask } from ${JSON.stringify(registry)};\n` +
+    `import { defineTask } from ${JSON.stringify(TASK_REGISTRY)};\n` +
       `defineTask("startWatch.stuckPlugin", () => ({ setup: () => new Promise(() => {}) }));\n`,
   );
   return file;
@@ -81,7 +79,7 @@ describe("a worker's start watched, as the scheduler's", () => {
 
   it.concurrent("fails a LocalCluster worker whose cluster plugin's setup waits on nothing, naming the step, where Node.js exited 13 without a word", async () => {
     const tasks = stuckPluginModule("local-cluster");
-    const program = join(dir, "program.mts");
+    const program = programFile(dir, "program");
     writeFileSync(
       program,
       `import { LocalCluster } from ${JSON.stringify(LOCAL_CLUSTER)};\n` +
@@ -105,7 +103,7 @@ describe("a worker's start watched, as the scheduler's", () => {
         `defineTask("startWatch.setUpPlugin", () => ({ teardown: () => new Promise((r) => setTimeout(() => { process.stdout.write("set-up torn down\\n"); r(); }, 300)) }));\n` +
         `defineTask("startWatch.stuckPlugin", () => ({ setup: () => new Promise(() => {}), teardown: () => { process.stdout.write("stuck torn down\\n"); } }));\n`,
     );
-    const program = join(dir, "closed-program.mts");
+    const program = programFile(dir, "closed-program");
     writeFileSync(
       program,
       `import { LocalCluster } from ${JSON.stringify(LOCAL_CLUSTER)};\n` +
@@ -130,10 +128,7 @@ describe("a worker's start watched, as the scheduler's", () => {
   }, 70_000);
 
   it.concurrent("warns, in a weft worker whose start waits on a plugin's setup that never ends, naming the step, where it hung without a word", async () => {
-    const tasks = stuckPluginModule(
-      "weft-worker",
-      weftModuleForProcesses("worker/taskRegistry.ts"),
-    );
+    const tasks = stuckPluginModule("weft-worker");
     const scheduler = await new Scheduler({
       listen: "tcp://127.0.0.1:0",
       logger: pino({ level: "silent" }),

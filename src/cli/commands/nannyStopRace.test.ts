@@ -11,7 +11,7 @@ import { pino } from "pino";
 import { afterAll, expect, it } from "vitest";
 import { Client } from "../../client/client.ts";
 import { Scheduler } from "../../scheduler/scheduler.ts";
-import { weftModuleForProcesses } from "../testBuiltCommand.ts";
+import { weftModuleUrl } from "../testBuiltCommand.ts";
 import { testContext } from "../testContext.ts";
 import { runNanny } from "./nanny.ts";
 
@@ -19,7 +19,7 @@ const dir = mkdtempSync(join(tmpdir(), "weft-nanny-stop-race-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** For the task module of the worker processes the nanny starts. */
-const registry = weftModuleForProcesses("worker/taskRegistry.ts");
+const registry = weftModuleUrl("worker/taskRegistry.ts");
 
 it("stopped while its worker exits on a fault, the nanny ends with exit 0, starting no other", async () => {
   const faulting = join(dir, "faulting");

@@ -5,14 +5,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { afterAll, expect, it } from "vitest";
-import { weftModuleForProcesses } from "../testBuiltCommand.ts";
+import { weftModuleUrl } from "../testBuiltCommand.ts";
 import { Sink, testContext } from "../testContext.ts";
 import { weftProcess } from "../testWeftProcess.ts";
 import { runGraph } from "./runAction.ts";
 
 const WEFT_INDEX = new URL("../../client/index.ts", import.meta.url).href;
 /** The same, for a graph module a `weft` process of the test's own imports. */
-const PROCESS_WEFT_INDEX = weftModuleForProcesses("client/index.ts");
+const PROCESS_WEFT_INDEX = weftModuleUrl("client/index.ts");
 const dir = mkdtempSync(join(tmpdir(), "weft-run-stdout-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
