@@ -1,9 +1,9 @@
 /**
- * For tests that start many `weft` processes (a nanny starts a worker process for
- * each restart): `bin/weft.js`, which in a checkout runs the sources through tsx,
- * can run the build instead. tsx costs each process about 0.8 s more CPU (its hooks
- * thread, the cached transforms read back, source maps) than the build does: on a
- * loaded two-core machine, some 20 s of one test file.
+ * For tests that start `weft` processes and programs of their own: `bin/weft.js`,
+ * which in a checkout runs the sources through tsx, can run the build instead, as
+ * the whole test run has it do when the build is current (`vitest.config.ts`).
+ * tsx costs each process about 0.8 s more CPU (its hooks thread, the cached
+ * transforms read back, source maps) than the build does.
  *
  * Only when the build is current: tests must run the code as it is, and a test run
  * without `npm run build` after an edit still runs the sources.
@@ -43,17 +43,6 @@ export function buildIsCurrent(root: string = ROOT): boolean {
   const built = Math.min(...mtimes(join(root, "dist"), () => false));
   const edited = Math.max(...mtimes(join(root, "src"), (name) => name.endsWith(".test.ts")));
   return edited <= built;
-}
-
-/**
- * Has the `weft` processes this one starts, and theirs, run the build (through
- * {@link RUN_BUILD_VARIABLE}, which they inherit), if it is current; says whether.
- * For a test file in a fork of its own: it sets the fork's environment.
- */
-export function runBuiltCommand(root: string = ROOT): boolean {
-  if (!buildIsCurrent(root)) return false;
-  process.env[RUN_BUILD_VARIABLE] = "1";
-  return true;
 }
 
 /**

@@ -5,7 +5,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { buildIsCurrent, RUN_BUILD_VARIABLE } from "../cli/testBuiltCommand.ts";
 
 const WEFT = fileURLToPath(new URL("../../bin/weft.js", import.meta.url));
 const dirs: string[] = [];
@@ -41,9 +40,7 @@ async function interruptDump(tasks: number): Promise<{ by: string; partials: str
   dirs.push(dir);
   const args = ["sim", "--workload", "map", "--tasks", String(tasks), "--no-validate"];
   const more = ["--faults", "none", "--no-shrink", "--dump", join(dir, "cluster.msgpack")];
-  // The build when current (a shared fork: its environment is not this file's to set).
-  const env = { ...process.env, ...(buildIsCurrent() ? { [RUN_BUILD_VARIABLE]: "1" } : {}) };
-  const child = spawn(process.execPath, [WEFT, ...args, ...more], { stdio: "ignore", env });
+  const child = spawn(process.execPath, [WEFT, ...args, ...more], { stdio: "ignore" });
   let sent = false;
   // As soon as the partial file is made: the write is under way.
   const watcher = watch(dir, (_, name) => {

@@ -10,13 +10,8 @@ import { STATE_BENCH_NODE_FLAGS } from "../../bench/stateBenchCommand.ts";
 import { ONE_TASK_FINAL, writeOneTaskStream } from "../../bench/testStreams.ts";
 import { TEST_TLS_FLAGS } from "../../comm/testTls.ts";
 import { taskFunctionNames } from "../../worker/taskRegistry.ts";
-import { runBuiltCommand } from "../testBuiltCommand.ts";
 import { runWeft } from "../testContext.ts";
 import { givenOptionArgs } from "./bench.ts";
-
-// The benchmark's children (`weft bench` starts one for each run) run the build
-// when it is current: through tsx, each start costs about 0.8 s more CPU.
-runBuiltCommand();
 
 const dir = mkdtempSync(join(tmpdir(), "weft-bench-cli-"));
 const empty = mkdtempSync(join(tmpdir(), "weft-bench-cli-empty-"));

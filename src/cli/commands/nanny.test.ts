@@ -12,7 +12,7 @@ import { NannyPluginError } from "../../client/errors.ts";
 import { eventually } from "../../client/testCluster.ts";
 import { Scheduler } from "../../scheduler/scheduler.ts";
 import { environ } from "../../worker/environ.ts";
-import { runBuiltCommand } from "../testBuiltCommand.ts";
+import { weftModuleUrl } from "../testBuiltCommand.ts";
 import { testContext, writeStuckSetupPreload } from "../testContext.ts";
 import { freePort } from "./contactAddress.ts";
 import type { CliContext } from "./context.ts";
@@ -59,19 +59,11 @@ async function restartedThenStopped(
 
 const dir = mkdtempSync(join(tmpdir(), "weft-nanny-"));
 /**
- * The worker processes the nanny starts (dozens in this file) run the build when it
- * is current: through tsx, their starts took some 20 s of CPU more.
- */
-const built = runBuiltCommand();
-/**
  * The task registry, for the task modules the tests write: the build's for a built
  * worker, which cannot import TypeScript from a `.mjs` module. Either copy registers
  * where the nanny and the worker look (one registry per thread, on `globalThis`).
  */
-const registry = new URL(
-  built ? "../../../dist/worker/taskRegistry.js" : "../../worker/taskRegistry.ts",
-  import.meta.url,
-).href;
+const registry = weftModuleUrl("worker/taskRegistry.ts");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /**

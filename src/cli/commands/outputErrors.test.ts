@@ -10,11 +10,6 @@ import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { Scheduler } from "../../scheduler/scheduler.ts";
-import { runBuiltCommand } from "../testBuiltCommand.ts";
-
-// Its `weft` processes run the build when it is current: through tsx each start
-// costs about 0.8 s more CPU.
-runBuiltCommand();
 
 /** The `weft` command of this checkout. */
 const WEFT_BIN = fileURLToPath(new URL("../../../bin/weft.js", import.meta.url));

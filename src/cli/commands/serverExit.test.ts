@@ -3,10 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { runBuiltCommand } from "../testBuiltCommand.ts";
 import { startWeft, stoppedOnceDialled, WEFT_BIN } from "../testWeftProcess.ts";
-
-runBuiltCommand();
 
 const dir = mkdtempSync(join(tmpdir(), "weft-server-exit-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -3,10 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { TEST_TLS_FLAGS } from "../../comm/testTls.ts";
-import { runBuiltCommand } from "../testBuiltCommand.ts";
 import { stoppedOnceDialled } from "../testWeftProcess.ts";
-
-runBuiltCommand();
 
 const dir = mkdtempSync(join(tmpdir(), "weft-worker-hung-connect-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

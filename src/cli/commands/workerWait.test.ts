@@ -8,7 +8,6 @@ import { afterAll, describe, expect, it, vi } from "vitest";
 import { Client } from "../../client/client.ts";
 import { answerUnresolvedAtOnce } from "../../comm/testUnresolvedHost.ts";
 import { memoryLogger } from "../../worker/testWorker.ts";
-import { runBuiltCommand } from "../testBuiltCommand.ts";
 import { refusingAddress, runWeft, testContext } from "../testContext.ts";
 import { main } from "../weft.ts";
 import { liveSchedulerFromFile } from "./liveSchedulerFile.ts";
@@ -21,9 +20,6 @@ const dir = mkdtempSync(join(tmpdir(), "weft-worker-wait-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const ARGS = ["--executor", "inline", "--nthreads", "1", "--log-level", "silent"];
-
-// The worker processes it starts (one a nanny's) run the build when it is current.
-runBuiltCommand();
 
 // The tests but the last, which fakes the clock, wait out real timeouts of their own
 // (1.5 s, 0.3-0.5 s, a child's start): they do so side by side.
