@@ -5,9 +5,15 @@
  */
 
 import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { RUN_BUILD_VARIABLE } from "../testBuiltCommand.ts";
 import { refusingAddress } from "../testContext.ts";
 import { claimEarlySignal, EARLY_SIGNALS_KEY, type EarlySignals } from "./earlySignal.ts";
 import { untilSignal } from "./serveUntil.ts";
@@ -16,23 +22,42 @@ import { untilSignal } from "./serveUntil.ts";
 const WEFT_BIN = fileURLToPath(new URL("../../../bin/weft.js", import.meta.url));
 
 /**
- * When to signal: long after node started and bin/weft.js ran its first lines (some
- * tens of ms on an idle machine), long before the command's modules loaded (about a
- * second through tsx). A quarter of what `weft worker` without a scheduler takes, node's
- * start and the worker's modules loading (its action, which refuses to start, imports
- * them), measured now: a fixed delay fell before bin/weft.js ran on a machine loaded by
- * other tests (and neither `weft --version` nor `weft worker --help` loads them).
+ * Through tsx, on the sources, whatever the test run chose (`vitest.config.ts` has
+ * `weft` processes run the build when it is current): the modules then load for over
+ * a second after bin/weft.js starts recording, the window these tests signal in; the
+ * build's load is over in a tenth of that.
  */
-let earlyMs = 250;
+const SOURCES_ENV = { ...process.env, [RUN_BUILD_VARIABLE]: "0" };
 
-beforeAll(async () => {
-  const started = Date.now();
-  const child = spawn(process.execPath, [WEFT_BIN, "worker"], {
-    stdio: "ignore",
-  });
-  await new Promise((resolve) => child.once("exit", resolve));
-  earlyMs = Math.max(earlyMs, (Date.now() - started) / 4);
-});
+/**
+ * Preloaded into each `weft` process this file starts (`node --import`): writes a
+ * byte to fd 3 once both SIGINT and SIGTERM have a listener, that is when
+ * bin/weft.js's first lines record early signals, and its command's modules start
+ * loading (over a second through tsx). Not at the first of the two: the process,
+ * preempted there, died of a SIGTERM sent before its listener was added. Only for
+ * bin/weft.js's own listeners (the caller's frame): the command's, added once its
+ * modules loaded, would have these tests pass with no early recording at all. A signal sent then lands while they
+ * load, on a loaded machine too, where a delay guessed from a first run fell before
+ * bin/weft.js ran (the process died of the signal) or after the modules loaded.
+ */
+const dir = mkdtempSync(join(tmpdir(), "weft-early-signal-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const RECORDING_MARK = join(dir, "recording-mark.mjs");
+writeFileSync(
+  RECORDING_MARK,
+  `import { writeSync } from "node:fs";\n` +
+    `const on = process.on.bind(process);\n` +
+    `let said = false;\n` +
+    `process.on = (name, listener) => {\n` +
+    `  on(name, listener);\n` +
+    `  const byWeftBin = new Error().stack.split("\\n")[2].includes("/bin/weft.js");\n` +
+    `  if (!said && byWeftBin && process.listenerCount("SIGINT") > 0 && process.listenerCount("SIGTERM") > 0) {\n` +
+    `    said = true;\n` +
+    `    writeSync(3, "r");\n` +
+    `  }\n` +
+    `  return process;\n` +
+    `};\n`,
+);
 
 interface Ended {
   readonly code: number | null;
@@ -41,8 +66,9 @@ interface Ended {
 }
 
 async function signalledEarly(args: string[], signal: NodeJS.Signals): Promise<Ended> {
-  const child = spawn(process.execPath, [WEFT_BIN, ...args], {
-    stdio: ["ignore", "ignore", "pipe"],
+  const child = spawn(process.execPath, ["--import", RECORDING_MARK, WEFT_BIN, ...args], {
+    stdio: ["ignore", "ignore", "pipe", "pipe"],
+    env: SOURCES_ENV,
   });
   let stderr = "";
   child.stderr?.on("data", (d: Buffer) => {
@@ -51,8 +77,17 @@ async function signalledEarly(args: string[], signal: NodeJS.Signals): Promise<E
   const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
     child.once("exit", (code, sig) => resolve([code, sig])),
   );
+  const recording = once(child.stdio[3] as Readable, "data");
   try {
-    await sleep(earlyMs);
+    await Promise.race([
+      recording,
+      exited.then(() => {
+        throw new Error(`weft ${args[0]} exited before it recorded signals: ${stderr}`);
+      }),
+      sleep(20_000).then(() => {
+        throw new Error(`weft ${args[0]} did not record signals within 20 s`);
+      }),
+    ]);
     child.kill(signal);
     const [code, sig] = await Promise.race([
       exited,
