@@ -65,7 +65,7 @@ const MAX_WORKERS = Math.max(3, availableParallelism() - 1);
  * of CPU over the suite, on two cores that run it CPU-bound. A run after an
  * edit without `npm run build` runs the sources, so tests never run stale code.
  * A plain `.mjs` task module such a process imports must then import the
- * build's modules, not the sources' (`weftModuleForProcesses`).
+ * build's modules, not the sources' (`weftModuleUrl`).
  */
 const SPAWNED_WEFT_ENV: Record<string, string> = buildIsCurrent()
   ? { [RUN_BUILD_VARIABLE]: "1" }
