@@ -55,6 +55,17 @@ async function bridged(
   return { pair, thread };
 }
 
+/** A connection pair on a listener of its own, both ends and the listener closed after the test. */
+async function pairClosedAfterTest(): Promise<CommPair> {
+  const pair = await commPair("tcp://127.0.0.1:0");
+  cleanup.push(async () => {
+    pair.client.abort();
+    pair.server.abort();
+    await pair.listener.close();
+  });
+  return pair;
+}
+
 describe("a bridged connection", () => {
   it("a dial of timeout Infinity waits for the main thread, however long; a timeout no timer can wait is refused", async () => {
     const pair = await commPair("tcp://127.0.0.1:0");
@@ -223,12 +234,7 @@ describe("a dial the thread stopped waiting for", () => {
     serve: (dial: DialMessage, pair: CommPair, executorChannel: string) => Promise<void>,
     clockAheadMs = 0,
   ): Promise<{ pair: CommPair; served: Promise<void> }> {
-    const pair = await commPair("tcp://127.0.0.1:0");
-    cleanup.push(async () => {
-      pair.client.abort();
-      pair.server.abort();
-      await pair.listener.close();
-    });
+    const pair = await pairClosedAfterTest();
     const executorChannel = `bridge-test-${process.pid}-${++channels}`;
     let served: Promise<void> = Promise.resolve();
     const now = Date.now;
@@ -298,12 +304,7 @@ describe("a dial the thread stopped waiting for", () => {
   });
 
   it("ends at once when its signal is aborted, as connect does, and a connection made after is closed", async () => {
-    const pair = await commPair("tcp://127.0.0.1:0");
-    cleanup.push(async () => {
-      pair.client.abort();
-      pair.server.abort();
-      await pair.listener.close();
-    });
+    const pair = await pairClosedAfterTest();
     const executorChannel = `bridge-test-${process.pid}-${++channels}`;
     let asked: DialMessage | null = null;
     await expect(
