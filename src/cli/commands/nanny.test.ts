@@ -92,10 +92,22 @@ async function withNanny(
     stop();
     await nanny;
     expect(ctx.exitCode).toBe(0);
+  } catch (err) {
+    throw withNannyOutput(err, ctx);
   } finally {
     await client.close();
     await scheduler.close();
   }
+}
+
+/**
+ * `err` with what the nanny and its workers printed: a failed wait alone does not say
+ * whether a worker never started, crashed or never reached its scheduler.
+ */
+function withNannyOutput(err: unknown, ctx: ReturnType<typeof testContext>): unknown {
+  if (!(err instanceof Error)) return err;
+  err.message += `\n--- the nanny's stdout:\n${ctx.stdout.text}--- its stderr:\n${ctx.stderr.text}`;
+  return err;
 }
 
 /** The `worker at …` lines the nanny's children printed so far. */
@@ -410,6 +422,8 @@ defineTask("nanny.exit", () => process.exit(1));
       stop();
       await nanny;
       return { stderr: ctx.stderr.text, exitCode: ctx.exitCode };
+    } catch (err) {
+      throw withNannyOutput(err, ctx);
     } finally {
       stop();
       await client.close();
@@ -743,6 +757,8 @@ defineTask("nanny.exit", () => process.exit(1));
     );
     try {
       await body({ scheduler, ctx, nanny, stop, marks });
+    } catch (err) {
+      throw withNannyOutput(err, ctx);
     } finally {
       stop();
       if (existsSync(marks)) {
