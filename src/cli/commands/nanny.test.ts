@@ -251,6 +251,8 @@ describe.concurrent("weft worker --nanny", () => {
       await nanny;
       expect(ctx.exitCode).toBe(0);
       expect(readFileSync(tornDown, "utf8")).toBe("torn down");
+    } catch (err) {
+      throw withNannyOutput(err, ctx);
     } finally {
       await client.close();
       await scheduler.close();
@@ -301,6 +303,8 @@ describe.concurrent("weft worker --nanny", () => {
       expect(ctx.stderr.text).toContain(
         'weft worker: nanny: the setup of nanny plugin "nanny.never" did not finish within 1 s: no longer waited on',
       );
+    } catch (err) {
+      throw withNannyOutput(err, ctx);
     } finally {
       stop();
       await client.close();
@@ -333,6 +337,8 @@ describe.concurrent("weft worker --nanny", () => {
       expect(ctx.stderr.text).toContain(
         "weft worker: nanny: cannot start a worker process: The property 'options.env['BAD']' must be a string without null bytes",
       );
+    } catch (err) {
+      throw withNannyOutput(err, ctx);
     } finally {
       stop();
       await client.close();
@@ -520,6 +526,8 @@ defineTask("nanny.exit", () => process.exit(1));
         await eventually(() => workerLines(ctx) === i + 1, 30_000, "the new worker's line");
       }
       await restartedThenStopped(ctx, nanny, stop);
+    } catch (err) {
+      throw withNannyOutput(err, ctx);
     } finally {
       await client.close();
       await scheduler.close();
@@ -570,6 +578,8 @@ defineTask("nanny.exit", () => process.exit(1));
         await sleep(100);
       }
       await restartedThenStopped(ctx, nanny, stop);
+    } catch (err) {
+      throw withNannyOutput(err, ctx);
     } finally {
       await client.close();
       await scheduler.close();
@@ -676,6 +686,8 @@ defineTask("nanny.exit", () => process.exit(1));
       expect(ctx.exitCode).toBe(0);
       expect(readFileSync(marks, "utf8")).toBe("up\ndown\n");
       expect(scheduler.state.workers.size).toBe(0);
+    } catch (err) {
+      throw withNannyOutput(err, ctx);
     } finally {
       stop();
       await scheduler.close();
