@@ -1,7 +1,7 @@
 import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 import { buildIsCurrent, RUN_BUILD_VARIABLE } from "./src/cli/testBuiltCommand.ts";
-import { SHARED_FORK_FILES } from "./test/sharedForkFiles.ts";
+import { SHARED_CLUSTER_FILES, SHARED_FORK_FILES } from "./test/sharedForkFiles.ts";
 import { StallWatchdog } from "./test/stallWatchdog.ts";
 
 /**
@@ -85,8 +85,26 @@ export default defineConfig({
         test: { name: "shared-fork", include: SHARED_FORK_TESTS, isolate: false },
       },
       {
+        // Cluster tests sharing forks among themselves (never with the files
+        // above, whose forks are their project's): see SHARED_CLUSTER_FILES.
+        // Vitest queues the projects in the order of their names, so these run
+        // after own-fork and before shared-fork, whose many short files then
+        // fill the cores as the long ones end.
         extends: true,
-        test: { name: "own-fork", include: ALL_TESTS, exclude: SHARED_FORK_TESTS },
+        test: {
+          name: "shared-cluster",
+          include: [...SHARED_CLUSTER_FILES],
+          isolate: false,
+          setupFiles: ["test/sharedClusterSetup.ts"],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "own-fork",
+          include: ALL_TESTS,
+          exclude: [...SHARED_FORK_TESTS, ...SHARED_CLUSTER_FILES],
+        },
       },
     ],
   },

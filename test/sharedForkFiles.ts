@@ -90,6 +90,87 @@ export const SHARED_FORK_FILES: readonly string[] = [
   "src/worker/updateData.test.ts",
   "src/worker/workerPlugins.test.ts",
   "test/apiDocs.test.ts",
+  "test/sharedForkFiles.test.ts",
   "tools/oracle/chaos.test.ts",
   "tools/oracle/coverage.test.ts",
+];
+
+/**
+ * Cluster test files that share a fork with each other (the `shared-cluster`
+ * project), though what they import holds process-wide registries: each file
+ * closes the clusters, listeners and connections it opens, so that it leaves
+ * those registries as it found them. Sharing saves the second or so of CPU each
+ * file otherwise spends starting a fork and loading the client, scheduler and
+ * worker modules again: `vitest run src/client` (98 files, these 53 among them)
+ * took 145-150 s of wall and 248-257 s of CPU with a fork for each file,
+ * 113-128 s and 181-216 s with these sharing (two runs each, alternated; in the
+ * whole suite, 58 fewer forks and some 30-60 s less CPU). What a listed file
+ * must not do, checked by `test/sharedForkFiles.test.ts`:
+ * - load task functions other than the client's test tasks (`src/client/*Tasks.ts`,
+ *   whose names are distinct), by import or by a task module's URL, directly or
+ *   through the modules it imports: another module defining `inc` (such as
+ *   `src/worker/testTasks.ts` or `src/bench/clusterTasks.ts`) would throw in a
+ *   process that has loaded them;
+ * - define task functions at run time (a task module it writes), mock modules,
+ *   fake timers, spy, set environment variables, change directory, add process
+ *   listeners or count the process's timers, whose effects outlive the file.
+ * Nor may it assert what the process has loaded, which files before it decide
+ * (`src/client/localCluster.test.ts` keeps its own fork for that). The client's
+ * test tasks' gates and logs are reset before each file
+ * (`test/sharedClusterSetup.ts`).
+ */
+export const SHARED_CLUSTER_FILES: readonly string[] = [
+  "src/client/activeMemoryManager.test.ts",
+  "src/client/actor.test.ts",
+  "src/client/actorFrozenWorker.test.ts",
+  "src/client/actorValues.test.ts",
+  "src/client/actors.test.ts",
+  "src/client/apiMisuse.test.ts",
+  "src/client/askWorkers.test.ts",
+  "src/client/brokenLogger.test.ts",
+  "src/client/completion.test.ts",
+  "src/client/coordination.test.ts",
+  "src/client/coordinationFrozenWorker.test.ts",
+  "src/client/datasets.test.ts",
+  "src/client/failures.test.ts",
+  "src/client/fireAndForget.test.ts",
+  "src/client/graph.test.ts",
+  "src/client/heldLeases.test.ts",
+  "src/client/httpEndpoints.test.ts",
+  "src/client/introspectionMessageLimit.test.ts",
+  "src/client/keptValues.test.ts",
+  "src/client/mapKeys.test.ts",
+  "src/client/metadata.test.ts",
+  "src/client/nullOptions.test.ts",
+  "src/client/performanceReport.test.ts",
+  "src/client/profile.test.ts",
+  "src/client/progress.test.ts",
+  "src/client/proxyContents.test.ts",
+  "src/client/pubsub.test.ts",
+  "src/client/readField.test.ts",
+  "src/client/refusedMessages.test.ts",
+  "src/client/replicate.test.ts",
+  "src/client/restart.test.ts",
+  "src/client/resultMessageLimit.test.ts",
+  "src/client/resultValues.test.ts",
+  "src/client/retry.test.ts",
+  "src/client/run.test.ts",
+  "src/client/runOnWorkers.test.ts",
+  "src/client/scatterRegistration.test.ts",
+  "src/client/scatterValues.test.ts",
+  "src/client/schedulerMessageLimit.test.ts",
+  "src/client/sendOrder.test.ts",
+  "src/client/spill.test.ts",
+  "src/client/spillLost.test.ts",
+  "src/client/spillLostWaits.test.ts",
+  "src/client/submitOptions.test.ts",
+  "src/client/taskStream.test.ts",
+  "src/client/tcpValues.test.ts",
+  "src/client/threadMessageLimit.test.ts",
+  "src/client/tls.test.ts",
+  "src/client/tokenize.test.ts",
+  "src/client/unknownOptions.test.ts",
+  "src/client/waitForWorkers.test.ts",
+  "src/client/workStealing.test.ts",
+  "src/client/workerRestrictions.test.ts",
 ];

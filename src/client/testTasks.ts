@@ -387,6 +387,19 @@ export const gatedPlugin = defineTask("gatedPlugin", () => ({
   },
 }));
 
+/**
+ * Open {@link TASK_GATE} and {@link PLUGIN_GATE}, empty {@link PLUGIN_LOG} and
+ * forget {@link flaky}'s attempts: this module's process-wide state as a fresh
+ * process has it. Test files sharing a process (`test/sharedClusterSetup.ts`)
+ * start from it, so that a file that failed with a gate closed fails alone.
+ */
+export function resetTestTaskState(): void {
+  TASK_GATE.wait = Promise.resolve();
+  PLUGIN_GATE.wait = Promise.resolve();
+  PLUGIN_LOG.length = 0;
+  attempts.clear();
+}
+
 /** Not a worker plugin: a number. */
 export const notAPlugin = defineTask("notAPlugin", () => 42);
 
