@@ -9,8 +9,11 @@ import { promisify } from "node:util";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { BroadcastChannel, type Worker as Thread } from "node:worker_threads";
+import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { threadTimes } from "../client/profile.ts";
+import { connect } from "../comm/connect.ts";
+import { Scheduler } from "../scheduler/scheduler.ts";
 import type { ExecuteOutcome, RunControl } from "./executor.ts";
 import { MOVE_MIN_BYTES, ownBuffer } from "./ownBuffer.ts";
 import { PiscinaExecutor } from "./piscinaExecutor.ts";
@@ -531,5 +534,65 @@ describe("PiscinaExecutor's start", () => {
       gc();
     }
     expect(collected.deref()).toBeUndefined();
+  });
+});
+
+describe("PiscinaExecutor.peerLeft", () => {
+  it("abandons a thread's connection still being made to the peer that left: the task's call ends at once", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "weft-peer-left-"));
+    const path = join(dir, "callsFrozen.mjs");
+    const source = (name: string) => JSON.stringify(new URL(name, import.meta.url).href);
+    writeFileSync(
+      path,
+      `import { defineTask } from ${source("./taskRegistry.ts")};\n` +
+        `import { getClient } from ${source("../client/taskClient.ts")};\n` +
+        `import { Actor } from ${source("../client/actor.ts")};\n` +
+        `defineTask("peerLeft.callsFrozen", async (address) => {\n` +
+        `  const client = await getClient();\n` +
+        `  const handle = new Actor({ __weftActor: "a", address }, () => Promise.resolve(client));\n` +
+        `  try { return await handle.call("m"); } catch (err) { return err.message; }\n` +
+        `});\n`,
+    );
+    const scheduler = await Scheduler.start({
+      listen: "inproc://",
+      logger: pino({ level: "silent" }),
+    });
+    // A peer that never lets a connection through (frozen, over TLS: its handshake
+    // never ends), until the dial is abandoned.
+    const frozen = "tcp://127.0.0.1:9";
+    let dialling!: () => void;
+    const dialled = new Promise<void>((resolve) => {
+      dialling = resolve;
+    });
+    const executor = await PiscinaExecutor.start({
+      nthreads: 1,
+      taskModules: [TEST_TASKS, pathToFileURL(path).href],
+      scheduler: scheduler.address,
+      connectTimeoutMs: 60_000,
+      dial: (address, signal) => {
+        if (address !== frozen) return connect(address, { signal });
+        dialling();
+        return new Promise((_, reject) => {
+          signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+        });
+      },
+    });
+    try {
+      const run = executor.run(
+        { key: "k", fn: "peerLeft.callsFrozen", args: [frozen] },
+        noControl,
+        new AbortController().signal,
+      );
+      await dialled;
+      executor.peerLeft(frozen, `${frozen} was removed from the cluster`);
+      expect(await run).toMatchObject({
+        status: "ok",
+        value: `actor a: cannot reach the actor's worker ${frozen}: cannot connect to ${frozen}: ${frozen} was removed from the cluster`,
+      });
+    } finally {
+      await executor.close();
+      await scheduler.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -65,8 +65,12 @@ export interface PiscinaExecutorOptions {
   onThreadError?: (err: Error, lastTask: string | null) => void;
   /** The scheduler a task's client (`getClient()`) connects to. Default: none (it fails). */
   scheduler?: string;
-  /** How the threads' connections are made, on the main thread (see `comm/bridge.ts`). Default: `connect`. */
-  dial?: (address: string) => Promise<Comm>;
+  /**
+   * How the threads' connections are made, on the main thread (see
+   * `comm/bridge.ts`), abandoned when `signal` aborts (the peer left the
+   * cluster: {@link PiscinaExecutor.peerLeft}). Default: `connect`.
+   */
+  dial?: (address: string, signal: AbortSignal) => Promise<Comm>;
   /**
    * The `maxMessageBytes` of the connections `dial` makes (the worker's own):
    * a thread's send over it rejects on the thread, the connection kept, where
@@ -133,7 +137,7 @@ export class PiscinaExecutor implements Executor {
     /** The task modules every thread imports as it starts. */
     private readonly initial: readonly string[],
     /** Makes the connections the threads ask for. */
-    private readonly dial: (address: string) => Promise<Comm>,
+    private readonly dial: (address: string, signal: AbortSignal) => Promise<Comm>,
     /** The `maxMessageBytes` of the connections {@link dial} makes. */
     private readonly maxMessageBytes: number,
     /** The worker's address, for its tasks' clients (see {@link PiscinaExecutorOptions.worker}). */
@@ -176,7 +180,7 @@ export class PiscinaExecutor implements Executor {
       placement,
       channel,
       [...o.taskModules],
-      o.dial ?? connect,
+      o.dial ?? ((address, signal) => connect(address, { signal })),
       o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
       o.worker,
     );
@@ -415,13 +419,20 @@ export class PiscinaExecutor implements Executor {
     const b: ThreadBridge = {
       address: msg.address,
       ended: new AbortController(),
+      left: new AbortController(),
       connection: null,
     };
     let mine = this.bridges.get(msg.thread);
     if (mine === undefined) this.bridges.set(msg.thread, (mine = new Set()));
     mine.add(b);
     const dial = async (address: string) => {
-      b.connection = new ThreadConnection(await this.dial(address), this.worker?.() ?? null);
+      const comm = await this.dial(address, b.left.signal);
+      // Made as the peer left (a dial that had got through as it was abandoned).
+      if (b.left.signal.aborted) {
+        comm.abort(b.left.signal.reason as Error);
+        throw b.left.signal.reason;
+      }
+      b.connection = new ThreadConnection(comm, this.worker?.() ?? null);
       return b.connection;
     };
     void serveBridge(this.channel.name, msg, dial, b.ended.signal, this.maxMessageBytes).finally(
@@ -474,7 +485,12 @@ export class PiscinaExecutor implements Executor {
   peerLeft(address: string, reason: string): void {
     for (const mine of this.bridges.values()) {
       for (const b of mine) {
-        if (b.address === address) b.connection?.abort(new CommClosedError(reason));
+        if (b.address !== address) continue;
+        const cut = new CommClosedError(reason);
+        // Still connecting too: to a frozen peer over TLS, the handshake would
+        // hold the thread's call until the connect timeout.
+        b.left.abort(cut);
+        b.connection?.abort(cut);
       }
     }
   }
@@ -499,6 +515,8 @@ interface ThreadBridge {
   /** Where the thread's connection goes. */
   readonly address: string;
   readonly ended: AbortController;
+  /** Aborted when the peer left the cluster: a dial still under way is abandoned. */
+  readonly left: AbortController;
   connection: ThreadConnection | null;
 }
 

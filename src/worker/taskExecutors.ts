@@ -53,8 +53,8 @@ export class TaskExecutors {
               this.logger.error({ err, lastTask }, "a pool thread failed"),
             scheduler: o.scheduler,
             worker: this.address,
-            dial: (address) =>
-              connect(address, { timeoutMs: o.connectTimeoutMs, ...commOptionsOf(o) }),
+            dial: (address, signal) =>
+              connect(address, { timeoutMs: o.connectTimeoutMs, ...commOptionsOf(o), signal }),
             maxMessageBytes: o.maxMessageBytes,
             connectTimeoutMs: o.connectTimeoutMs,
           });
