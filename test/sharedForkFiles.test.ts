@@ -14,7 +14,7 @@ const CLIENT_TEST_TASKS = /^src\/client\/[A-Za-z]*Tasks\.ts$/;
  * leaves something behind in the process that the files after it would meet.
  */
 const OUTLIVING =
-  /vi\.(mock|doMock|useFakeTimers|stubEnv|stubGlobal|spyOn|hoisted)\b|process\.env(\.[A-Za-z_]+|\[[^\]]+\])\s*=[^=]|delete process\.env|process\.(chdir|on|once|exitCode|getActiveResourcesInfo|memoryUsage)\b|defineTask|setDialer/;
+  /vi\.(mock|doMock|useFakeTimers|stubEnv|stubGlobal|spyOn|hoisted)\b|process\.env(\.[A-Za-z_]+|\[[^\]]+\])\s*=[^=]|delete process\.env|process\.(chdir|on|once|exitCode|getActiveResourcesInfo|memoryUsage)\b|defineTask|setDialer|setFlagsFromString\((?!"--expose-gc")/;
 
 /** A relative module a source names: imported, or given as a URL (a task module). */
 const RELATIVE_SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(\s*|new URL\(\s*)"(\.{1,2}\/[^"]+)"/g;

@@ -112,8 +112,9 @@ export const SHARED_FORK_FILES: readonly string[] = [
  *   `src/worker/testTasks.ts` or `src/bench/clusterTasks.ts`) would throw in a
  *   process that has loaded them;
  * - define task functions at run time (a task module it writes), mock modules,
- *   fake timers, spy, set environment variables, change directory, add process
- *   listeners or count the process's timers, whose effects outlive the file.
+ *   fake timers, spy, set environment variables or V8 flags (but `--expose-gc`,
+ *   which only lends the contexts made after it a `gc()`), change directory, add
+ *   process listeners or count the process's timers, whose effects outlive the file.
  * Nor may it assert what the process has loaded, which files before it decide
  * (`src/client/localCluster.test.ts` keeps its own fork for that). The client's
  * test tasks' gates and logs are reset before each file

@@ -1,3 +1,4 @@
+import { type AddressInfo, createServer, type Socket } from "node:net";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { afterEach, describe, expect, it } from "vitest";
@@ -144,6 +145,29 @@ describe("actors: objects kept on a worker, called through handles", () => {
     const err = await handle.call("increment").catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ActorError);
     expect((err as Error).message).toContain(`cannot reach the actor's worker ${handle.address}`);
+  });
+
+  it("a handle whose worker the scheduler does not have fails at once, not connecting to it", async () => {
+    const { client } = await testCluster({ protocol: "tcp" });
+    // A frozen process: its kernel takes connections, and nothing ever answers.
+    const accepted: Socket[] = [];
+    const frozen = createServer((socket) => void accepted.push(socket));
+    await new Promise<void>((resolve) => frozen.listen(0, "127.0.0.1", resolve));
+    const address = `tcp://127.0.0.1:${(frozen.address() as AddressInfo).port}`;
+    try {
+      const handle = new Actor<Counter>({ __weftActor: "gone-1", address }, () =>
+        Promise.resolve(client),
+      );
+      const err = await handle.call("increment").catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ActorError);
+      expect((err as Error).message).toBe(
+        `actor gone-1: cannot reach the actor's worker ${address}: ${address} is not in the cluster (the scheduler removed it, or never had it)`,
+      );
+      expect(accepted).toHaveLength(0);
+    } finally {
+      for (const socket of accepted) socket.destroy();
+      await new Promise((resolve) => frozen.close(resolve));
+    }
   });
 
   it("spreads actors over the workers, and a task elsewhere fetches a handle", async () => {

@@ -538,7 +538,7 @@ describe("PiscinaExecutor's start", () => {
 });
 
 describe("PiscinaExecutor.peerLeft", () => {
-  it("abandons a thread's connection still being made to the peer that left: the task's call ends at once", async () => {
+  it("abandons a thread's connection still being made to the peer that left: the task's connect ends at once", async () => {
     const dir = mkdtempSync(join(tmpdir(), "weft-peer-left-"));
     const path = join(dir, "callsFrozen.mjs");
     const source = (name: string) => JSON.stringify(new URL(name, import.meta.url).href);
@@ -546,11 +546,12 @@ describe("PiscinaExecutor.peerLeft", () => {
       path,
       `import { defineTask } from ${source("./taskRegistry.ts")};\n` +
         `import { getClient } from ${source("../client/taskClient.ts")};\n` +
-        `import { Actor } from ${source("../client/actor.ts")};\n` +
+        `import { connect } from ${source("../comm/connect.ts")};\n` +
+        // Its client first: a thread's connections go through the worker from then on.
         `defineTask("peerLeft.callsFrozen", async (address) => {\n` +
-        `  const client = await getClient();\n` +
-        `  const handle = new Actor({ __weftActor: "a", address }, () => Promise.resolve(client));\n` +
-        `  try { return await handle.call("m"); } catch (err) { return err.message; }\n` +
+        `  await getClient();\n` +
+        `  try { await connect(address, { timeoutMs: 60_000 }); return "connected"; }\n` +
+        `  catch (err) { return err.message; }\n` +
         `});\n`,
     );
     const scheduler = await Scheduler.start({
@@ -587,7 +588,7 @@ describe("PiscinaExecutor.peerLeft", () => {
       executor.peerLeft(frozen, `${frozen} was removed from the cluster`);
       expect(await run).toMatchObject({
         status: "ok",
-        value: `actor a: cannot reach the actor's worker ${frozen}: cannot connect to ${frozen}: ${frozen} was removed from the cluster`,
+        value: `cannot connect to ${frozen}: ${frozen} was removed from the cluster`,
       });
     } finally {
       await executor.close();
