@@ -1816,7 +1816,14 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       // Before connecting to it: a worker the scheduler removed for going silent
       // (frozen: its kernel takes the connection, nothing answers) would hold the
       // call for good, its removal told before there was a connection to cut.
-      if (!this.peers.addresses().includes(address)) await this.checkInCluster(address);
+      if (
+        !this.peers.addresses().includes(address) &&
+        (await leftTheCluster(address, () => this.workers(), 0))
+      ) {
+        throw new Error(
+          `${address} is not in the cluster (the scheduler removed it, or never had it)`,
+        );
+      }
       const rpc = await this.peers.get(address);
       // With this end's limit: a result larger than it is refused by the worker, for this call alone.
       return await rpc.call(op, withReplyLimit(args, this.id, rpc.comm));
@@ -1824,16 +1831,6 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       // Cut short by this client's close (its connections aborted): the caller's own
       // doing, said as such, not the actor's worker failing.
       throw this.closedError ?? err;
-    }
-  }
-
-  /** Throws unless the scheduler has a worker at `address`. */
-  private async checkInCluster(address: string): Promise<void> {
-    const listed = await this.workers();
-    if (!listed.some((w) => w.address === address)) {
-      throw new Error(
-        `${address} is not in the cluster (the scheduler removed it, or never had it)`,
-      );
     }
   }
 

@@ -6,7 +6,9 @@
  * later (the one that left among them, if its nanny starts it again) lacked
  * what the others had: a worker killed, retired or removed for going silent
  * while an upload was under way left the cluster's tasks failing on every new
- * worker with `UnknownTaskFunctionError`.
+ * worker with `UnknownTaskFunctionError`. Also, looking once, whether an
+ * actor's worker is still there before a client first connects to it
+ * (`Client.callActor`).
  */
 
 import { setTimeout as sleep } from "node:timers/promises";
