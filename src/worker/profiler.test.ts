@@ -61,7 +61,8 @@ describe("CpuProfiler", () => {
     // Sampled in the thread's own code (V8 may inline spinInThread into its caller).
     expect(sampledUrls(pool).has("[worker eval]")).toBe(true);
     expect(sampledUrls(got.threads[0].profile).has("[worker eval]")).toBe(false);
-    expect(pool.samples?.length ?? 0).toBeGreaterThan(50);
+    // About 300 samples on a quiet host; 43 were seen beside 8 busy loops on 2 cores.
+    expect(pool.samples?.length ?? 0).toBeGreaterThan(10);
     // The clocks line up: the profile's start, moved to the wall clock, is about now.
     const startWallMs = (pool.startTime + got.clockOffsetUs) / 1000;
     expect(Math.abs(Date.now() - startWallMs)).toBeLessThan(5_000);

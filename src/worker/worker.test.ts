@@ -61,7 +61,10 @@ describe.each(["inline", "piscina"] as const)("Worker with the %s executor", (ex
       const runId = await sched.computeTask(w.address, "inc-1", { fn: "inc", args: [1] });
       const msg = await sched.waitForKey("task-finished", "inc-1");
       expect(msg).toMatchObject({ runId, typename: "number", status: "OK", nbytes: 8 });
-      expect((msg.startstops as { action: string }[])[0].action).toBe("compute");
+      // A "disk-read" may come first: Dask's worker records reading the inputs when it
+      // took over 5 ms, which a descheduling on a loaded host does even with none to read.
+      const actions = (msg.startstops as { action: string }[]).map((s) => s.action);
+      expect(actions.filter((a) => a !== "disk-read")).toEqual(["compute"]);
       expect(w.state.data.get("inc-1")).toBe(2);
       expect(w.state.tasks.get("inc-1")?.state).toBe("memory");
     });
