@@ -4,10 +4,11 @@
  * answer is no longer wanted. getaddrinfo cannot be cancelled, and one still
  * running holds its process at exit, `process.exit` included, until the resolver
  * gives up (measured: 9.4 s with glibc's defaults and a DNS server that does not
- * answer): a `weft worker` stopped meanwhile stayed alive that long.
+ * answer): a `weft worker` stopped meanwhile stayed alive that long. The child, held
+ * the same way, dies with its parent (see {@link spawnTiedChild}).
  */
 
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 
 /** Prints the addresses as JSON, or null when the name does not resolve. */
 const LOOKUP_SCRIPT = `require("node:dns").lookup(process.argv[1], { all: true }, (err, found) => {
@@ -27,15 +28,9 @@ export function lookupInChild(
       reject(new Error("the lookup was abandoned"));
       return;
     }
-    // Its own options, not this process's: a NODE_OPTIONS preload would only slow it.
-    const { NODE_OPTIONS: _, ...env } = process.env;
-    // After "--", a host that reads as an option (`--cpu-prof`) is the script's argument.
-    const child = spawn(process.execPath, ["-e", LOOKUP_SCRIPT, "--", host], {
-      stdio: ["ignore", "pipe", "ignore"],
-      env,
-    });
+    const child = spawnTiedChild(LOOKUP_SCRIPT, [host]);
     let out = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
       out += chunk;
     });
     const kill = () => {
@@ -57,5 +52,28 @@ export function lookupInChild(
     };
     child.on("error", (err) => settle(err));
     child.on("close", () => settle(null));
+  });
+}
+
+/**
+ * What a tied child runs first: it kills itself once its IPC channel to this process
+ * closes, which it does when this process ends, SIGKILLed included (nothing here gets
+ * to kill the child then). SIGKILL, as a lookup under way would hold any other exit.
+ * The channel itself keeps the child alive for nothing: it ends when its work does.
+ */
+const DIE_WITH_PARENT = `process.channel.unref();
+process.on("disconnect", () => process.kill(process.pid, "SIGKILL"));
+`;
+
+/**
+ * `node -e script -- ...args`, its stdout piped, that does not outlive this process.
+ * After "--", an argument that reads as an option (`--cpu-prof`) is the script's.
+ */
+export function spawnTiedChild(script: string, args: readonly string[]): ChildProcess {
+  // Its own options, not this process's: a NODE_OPTIONS preload would only slow it.
+  const { NODE_OPTIONS: _, ...env } = process.env;
+  return spawn(process.execPath, ["-e", DIE_WITH_PARENT + script, "--", ...args], {
+    stdio: ["ignore", "pipe", "ignore", "ipc"],
+    env,
   });
 }
