@@ -8,7 +8,12 @@ import { ActorError } from "./actor.ts";
 import { RemoteTaskError } from "./errors.ts";
 import { closeTestClusters, eventually, testCluster } from "./testCluster.ts";
 import { counter, inc, incrementSlowly } from "./testTasks.ts";
-import { killWorkerProcesses, within, workerProcessJoining } from "./testWorkerProcess.ts";
+import {
+  FROZEN_WORKER_TTL_MS,
+  killWorkerProcesses,
+  within,
+  workerProcessJoining,
+} from "./testWorkerProcess.ts";
 
 afterEach(async () => {
   killWorkerProcesses();
@@ -23,7 +28,7 @@ describe("an actor on a worker that froze", () => {
         workers: 1,
         executor,
         threadsPerWorker: 1,
-        scheduler: { workerTtlMs: 1_000 },
+        scheduler: { workerTtlMs: FROZEN_WORKER_TTL_MS },
       });
       const local = cluster.workers[0].address;
       const { child, address: remote } = await workerProcessJoining(cluster, client);

@@ -10,7 +10,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import { CommClosedError } from "../comm/errors.ts";
 import { closeTestClusters, eventually, testCluster } from "./testCluster.ts";
 import { failsHoldingLock } from "./testTasks.ts";
-import { killWorkerProcesses, workerProcessJoining } from "./testWorkerProcess.ts";
+import {
+  FROZEN_WORKER_TTL_MS,
+  killWorkerProcesses,
+  workerProcessJoining,
+} from "./testWorkerProcess.ts";
 
 afterEach(async () => {
   killWorkerProcesses();
@@ -23,7 +27,7 @@ describe("a lock held by a task of a worker that froze", () => {
       const { cluster, client } = await testCluster({
         protocol: "tcp",
         workers: 1,
-        scheduler: { workerTtlMs: 1_000 },
+        scheduler: { workerTtlMs: FROZEN_WORKER_TTL_MS },
       });
       const { child, address } = await workerProcessJoining(cluster, client, executor);
       const held = client.submitWith(

@@ -18,7 +18,12 @@ import {
   testCluster,
 } from "./testCluster.ts";
 import { inc, recordingPlugin } from "./testTasks.ts";
-import { killWorkerProcesses, within, workerProcessJoining } from "./testWorkerProcess.ts";
+import {
+  FROZEN_WORKER_TTL_MS,
+  killWorkerProcesses,
+  within,
+  workerProcessJoining,
+} from "./testWorkerProcess.ts";
 
 afterEach(async () => {
   killWorkerProcesses();
@@ -30,7 +35,7 @@ async function clusterWithAWorkerProcess() {
   const { cluster, client } = await testCluster({
     protocol: "tcp",
     workers: 1,
-    scheduler: { workerTtlMs: 1_000 },
+    scheduler: { workerTtlMs: FROZEN_WORKER_TTL_MS },
   });
   const local = cluster.workers[0].address;
   const { child, address: frozen } = await workerProcessJoining(cluster, client);

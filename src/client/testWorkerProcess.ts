@@ -11,6 +11,14 @@ import type { LocalCluster } from "./localCluster.ts";
 import { CLIENT_TEST_TASKS } from "./testCluster.ts";
 
 const WEFT_BIN = fileURLToPath(new URL("../../bin/weft.js", import.meta.url));
+
+/**
+ * A scheduler's `workerTtlMs` for a test that freezes a worker: short, so that the
+ * scheduler removes it soon, but three of its heartbeats (one a second). A TTL of one
+ * heartbeat removed a worker whose heartbeat came a little late on a loaded host
+ * (8 busy loops on 2 cores) before the test froze it.
+ */
+export const FROZEN_WORKER_TTL_MS = 3_000;
 const children: ChildProcess[] = [];
 
 /**
