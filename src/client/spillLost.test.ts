@@ -88,6 +88,10 @@ async function pausedWithReadyDependent(loose: boolean) {
   const memory = { bytes: 0 };
   const { cluster, client } = await testCluster({
     workers: 1,
+    // y, loosely restricted to a and waiting there behind hold, is what b would steal:
+    // on a loaded host a stealing round came before the wait for y ready on a saw it,
+    // which then waited its 10 s in vain.
+    scheduler: { workStealing: false },
     worker: {
       ...SPILLING,
       spillDirectory: dir,
