@@ -59,7 +59,7 @@ export function lookupInChild(
  * What a tied child runs first: it kills itself once its IPC channel to this process
  * closes, which it does when this process ends, SIGKILLed included (nothing here gets
  * to kill the child then). SIGKILL, as a lookup under way would hold any other exit.
- * The channel itself keeps the child alive for nothing: it ends when its work does.
+ * Unref'd, the channel does not keep the child alive: it ends when its work does.
  */
 const DIE_WITH_PARENT = `process.channel.unref();
 process.on("disconnect", () => process.kill(process.pid, "SIGKILL"));
