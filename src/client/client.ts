@@ -1816,10 +1816,7 @@ export class Client implements FutureHost, GatherHost, ActorHost {
       // Before connecting to it: a worker the scheduler removed for going silent
       // (frozen: its kernel takes the connection, nothing answers) would hold the
       // call for good, its removal told before there was a connection to cut.
-      if (
-        !this.peers.addresses().includes(address) &&
-        (await leftTheCluster(address, () => this.workers(), 0))
-      ) {
+      if (!this.peers.has(address) && (await leftTheCluster(address, () => this.workers(), 0))) {
         throw new Error(
           `${address} is not in the cluster (the scheduler removed it, or never had it)`,
         );

@@ -51,7 +51,9 @@ describe("PeerPool", () => {
       echo,
     });
     const peers = pool();
+    expect(peers.has(address)).toBe(false);
     const client = await peers.get(address);
+    expect(peers.has(address)).toBe(true);
     expect(peers.limitOf(address)).toBe(10_000);
     expect(await client.call("echo", { text: "small" })).toBe("small");
     const err = await client.call("echo", { text: "x".repeat(20_000) }).catch((e: unknown) => e);
@@ -62,6 +64,7 @@ describe("PeerPool", () => {
     expect(await client.call("echo", { text: "again" })).toBe("again");
     // Gone with the peer (or its connection): kept, one per worker that ever was.
     peers.remove(address, `${address} left the cluster`);
+    expect(peers.has(address)).toBe(false);
     expect(peers.limitOf(address)).toBeUndefined();
     const again = await peers.get(address);
     expect(peers.limitOf(address)).toBe(10_000);

@@ -59,6 +59,11 @@ export class PeerPool {
     return [...this.clients.keys()];
   }
 
+  /** Whether `address` is connected (or being connected) to. */
+  has(address: string): boolean {
+    return this.clients.has(address);
+  }
+
   /** An rpc client to `address`; connects if there is none open. */
   async get(address: string, signal?: AbortSignal): Promise<RpcClient> {
     if (this.closed) throw new Error("peer pool is closed");
