@@ -62,6 +62,13 @@ function definedTaskNames(file: string): string[] {
   return [...code.matchAll(/defineTask\(\s*"([^"]+)"/g)].map((m) => m[1]);
 }
 
+/** The modules defining task functions, other than the client's test tasks, that `file` loads. */
+function foreignTaskModules(file: string): string[] {
+  return namedModules(file).filter(
+    (m) => m !== file && definedTaskNames(m).length > 0 && !CLIENT_TEST_TASKS.test(m),
+  );
+}
+
 describe("the test files sharing a fork with other cluster tests", () => {
   it("exist, and are listed once and in no other shared list", () => {
     for (const file of SHARED_CLUSTER_FILES)
@@ -80,9 +87,7 @@ describe("the test files sharing a fork with other cluster tests", () => {
 
   it("load no task functions but the client's test tasks", () => {
     const foreign = SHARED_CLUSTER_FILES.flatMap((file) =>
-      namedModules(file)
-        .filter((m) => m !== file && definedTaskNames(m).length > 0 && !CLIENT_TEST_TASKS.test(m))
-        .map((m) => `${file} loads ${m}`),
+      foreignTaskModules(file).map((m) => `${file} loads ${m}`),
     );
     expect(foreign).toEqual([]);
   });
@@ -99,12 +104,8 @@ describe("the test files sharing a fork with other cluster tests", () => {
 
   it("the check finds what a shared file must not load", () => {
     // Files kept in their own forks for what they load: the checks above would refuse them.
-    const loads = (file: string) =>
-      namedModules(file).filter(
-        (m) => definedTaskNames(m).length > 0 && !CLIENT_TEST_TASKS.test(m),
-      );
-    expect(loads("src/client/tcp.test.ts")).toContain("src/bench/clusterTasks.ts");
-    expect(loads("src/client/events.test.ts")).toContain("src/worker/testTasks.ts");
+    expect(foreignTaskModules("src/client/tcp.test.ts")).toContain("src/bench/clusterTasks.ts");
+    expect(foreignTaskModules("src/client/events.test.ts")).toContain("src/worker/testTasks.ts");
     expect(readFileSync(resolve(ROOT, "src/client/scatterUnreadable.test.ts"), "utf8")).toMatch(
       OUTLIVING,
     );
