@@ -4,7 +4,6 @@
  */
 
 import { constants } from "node:os";
-import { setImmediate as yieldToLoop } from "node:timers/promises";
 import { SingleBar } from "cli-progress";
 import { type Command, InvalidArgumentError } from "commander";
 import { dumpEncodingOf } from "../../protocol/clusterDump/encoding.ts";
@@ -25,6 +24,7 @@ import { type SimResult, Simulation, simulate } from "../../sim/simulation.ts";
 import type { Workload } from "../../sim/workload.ts";
 import { optionsWithoutEffect } from "../../sim/workloadOptions.ts";
 import { fileNameProblem, outputProblem } from "../../util/outputFile.ts";
+import { pollTurn } from "../../util/pollTurn.ts";
 import { type CliContext, EXIT } from "./context.ts";
 import { GraphInputError } from "./graphInput.ts";
 import { BAR_KEEPS_TERMINAL, progressBar } from "./progress.ts";
@@ -197,8 +197,8 @@ function reportShrink(ctx: CliContext, opts: SimCliOptions, s: ShrinkResult): vo
 
 /**
  * How long the seeds of `--runs` run between two turns of the event loop: a
- * SIGINT or SIGTERM is only seen on a turn, and a turn per seed would cost the
- * small seeds (a few ms each) noticeably.
+ * SIGINT or SIGTERM is only seen on a turn ({@link pollTurn}), and a turn per
+ * seed would cost the small seeds (a few ms each) noticeably.
  */
 const SEEDS_SLICE_MS = 50;
 
@@ -243,7 +243,7 @@ async function runMany(
         });
       else if (opts.verbose) ctx.stdout.write(`${formatRunLine(r)}\n`);
       if (performance.now() - sliceStart >= SEEDS_SLICE_MS) {
-        await yieldToLoop();
+        await pollTurn();
         sliceStart = performance.now();
       }
     }
