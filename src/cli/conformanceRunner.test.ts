@@ -214,6 +214,41 @@ describe("conformance runner", () => {
     expect(r.code).toBe(2);
   });
 
+  it("refuses a vector of no steps, which would pass having checked nothing", () => {
+    const v = vector() as unknown as { name: string; steps: unknown[] };
+    v.name = "no-steps";
+    v.steps = [];
+    const file = join(dir, "no-steps.json");
+    writeFileSync(file, JSON.stringify(v));
+    const r = run([file]);
+    expect(r).toEqual({
+      code: 2,
+      out: [
+        `FAIL no-steps (${file}): broken vector file: the vector has no steps: nothing to replay or check`,
+        "0 passed, 1 failed, 0 skipped",
+      ],
+    });
+  });
+
+  it("says what a stimulus stream or a cluster dump named .json is, and the name to give it", () => {
+    const sub = join(dir, "misnamed");
+    mkdirSync(sub);
+    const stream = [
+      { name: "s", config: {} },
+      { cls: "PauseEvent", stimulus_id: "p" },
+    ];
+    writeFileSync(join(sub, "a-stream.json"), stream.map((l) => JSON.stringify(l)).join("\n"));
+    const dump = { scheduler: {}, workers: {}, versions: {} };
+    writeFileSync(join(sub, "b-dump.json.gz"), gzipSync(JSON.stringify(dump)));
+    const r = run([sub]);
+    expect(r.code).toBe(2);
+    expect(r.out).toEqual([
+      `FAIL ${join(sub, "a-stream.json")}: broken vector file: a stimulus stream (JSON lines, the first a header with a config), not a conformance vector: name it .jsonl`,
+      `FAIL ${join(sub, "b-dump.json.gz")}: broken vector file: a cluster dump written as JSON, which weft reads as YAML (JSON is YAML): name it .yaml.gz`,
+      "0 passed, 2 failed, 0 skipped",
+    ]);
+  });
+
   it("replays a file named twice, or reached again through a link, once", () => {
     const sub = join(dir, "looped");
     mkdirSync(sub);

@@ -1,9 +1,15 @@
 /** The conformance runner: replays vector files and reports every divergence. */
 import { readdirSync, realpathSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { parseVector, readMaybeGzip, replayVector } from "../protocol/conformance.ts";
+import {
+  NO_STEPS_PROBLEM,
+  parseVector,
+  readMaybeGzip,
+  replayVector,
+} from "../protocol/conformance.ts";
 import { eventLine } from "../protocol/conformanceDiff.ts";
 import { DaskDictError } from "../protocol/daskJson/fields.ts";
+import { whyNotAVector } from "../replay/vectorReplay.ts";
 import { cutText } from "../util/cutText.ts";
 
 const VECTOR_FILE = /\.json(\.gz)?$/;
@@ -88,12 +94,22 @@ export function runConformance(
       continue;
     }
     let vector: ReturnType<typeof parseVector>;
+    let text: string | null = null;
     try {
-      vector = parseVector(readMaybeGzip(file), file);
+      text = readMaybeGzip(file);
+      vector = parseVector(text, file);
     } catch (err) {
       failed++;
       unusable++;
-      log(`FAIL ${file}: broken vector file: ${brokenBecause(file, err)}`);
+      // What the file is when it is no vector (a stream or a dump named .json), as weft replay says.
+      const notVector = text === null ? null : whyNotAVector(text, file);
+      log(`FAIL ${file}: broken vector file: ${notVector ?? brokenBecause(file, err)}`);
+      continue;
+    }
+    if (vector.steps.length === 0) {
+      failed++;
+      unusable++;
+      log(`FAIL ${vectorName(vector.name, file)}: broken vector file: ${NO_STEPS_PROBLEM}`);
       continue;
     }
     if (vector.orderSensitive) {

@@ -109,6 +109,12 @@ function tooLargeText(what: string, maxBytes: number): string {
 }
 
 /**
+ * Why a vector of no steps is refused where it would be replayed: it would pass
+ * having checked nothing.
+ */
+export const NO_STEPS_PROBLEM = "the vector has no steps: nothing to replay or check";
+
+/**
  * Parse and check the shape of a vector. Errors say `WHERE: PATH: problem`, the
  * file once and then the field inside it (`steps[0].event: expected an object`).
  */

@@ -1,4 +1,9 @@
-import { parseVector, readMaybeGzip, replayVector } from "../protocol/conformance.ts";
+import {
+  NO_STEPS_PROBLEM,
+  parseVector,
+  readMaybeGzip,
+  replayVector,
+} from "../protocol/conformance.ts";
 import { canonical } from "../protocol/conformanceDiff.ts";
 import { ReplayInputError, toInputError } from "./errors.ts";
 import { isDumpObject, jsonDumpAdvice } from "./jsonDump.ts";
@@ -17,12 +22,12 @@ export function replayVectorFile(file: string): VectorReplayReport {
     text = readMaybeGzip(file);
     vector = parseVector(text, file);
   } catch (err) {
-    const notVector = text === null ? null : notAVector(text, file);
+    const notVector = text === null ? null : whyNotAVector(text, file);
     throw notVector === null ? toInputError(file, err) : new ReplayInputError(file, notVector);
   }
   // As an empty stream or a dump without workers: it would pass having checked nothing.
   if (vector.steps.length === 0) {
-    throw new ReplayInputError(file, "the vector has no steps: nothing to replay or check");
+    throw new ReplayInputError(file, NO_STEPS_PROBLEM);
   }
   let transitionCounter: number | null = null;
   for (const step of vector.steps) {
@@ -48,13 +53,15 @@ export function replayVectorFile(file: string): VectorReplayReport {
 }
 
 /**
- * Why `text`, JSON, is no input of weft replay at all (no object, or one without
- * "steps": a graph file, say), or null when it is not JSON or looks like a vector:
- * then the field that is wrong says more than what the file is not. A `.gz` of the
- * `file`'s name is kept in the name it is told to take (a gzipped file renamed
- * `.yaml` or `.jsonl` is no YAML or JSON lines).
+ * Why `text`, read from `file`, a name of a vector's, is no vector: a stimulus
+ * stream or a cluster dump (with the name to give it), or JSON that is no input of
+ * weft replay at all (no object, or one without "steps": a graph file, say). Null
+ * when it looks like a vector or is no JSON of a kind known here: then the field
+ * that is wrong says more than what the file is not. A `.gz` of the `file`'s name
+ * is kept in the name it is told to take (a gzipped file renamed `.yaml` or
+ * `.jsonl` is no YAML or JSON lines). The conformance runner says the same.
  */
-function notAVector(text: string, file: string): string | null {
+export function whyNotAVector(text: string, file: string): string | null {
   const gz = file.endsWith(".gz") ? ".gz" : "";
   let data: unknown;
   try {
