@@ -257,6 +257,18 @@ describe("options a program got wrong", () => {
     );
   });
 
+  it("dump-only options on a file named as another kind tell what it is, as without them", async () => {
+    await expect(replayFile(files["dump.json"], { followLog: true })).rejects.toThrow(
+      /: a cluster dump written as JSON, which weft reads as YAML \(JSON is YAML\): name it \.yaml$/,
+    );
+    await expect(replayFile(files["stream.json.gz"], { workers: ["x"] })).rejects.toThrow(
+      /: a stimulus stream .*: name it \.jsonl\.gz$/,
+    );
+    await expect(replayFile(files["vector.jsonl"], { followLog: true })).rejects.toThrow(
+      /: line 1: a conformance vector \(it has "steps"\), not a stimulus stream header: name it \.json$/,
+    );
+  });
+
   it("a worker asked for without its scheme is the dump's one worker with that address", async () => {
     const dump = sharedPath("dumps", "errors-and-cancel.msgpack.gz");
     const { report } = await replayFile(dump, { workers: ["127.0.0.1:37641"] });

@@ -5,8 +5,8 @@ import { checkFileArgument, ReplayInputError } from "./errors.ts";
 import { INPUT_EXTENSIONS, inputKindOf } from "./inputKind.ts";
 import { replayDump } from "./replayDump.ts";
 import type { ReplayReport } from "./report.ts";
-import { replayStreamFile } from "./streamReplay.ts";
-import { replayVectorFile } from "./vectorReplay.ts";
+import { checkStreamHeader, replayStreamFile } from "./streamReplay.ts";
+import { readVectorFile, replayVectorFile } from "./vectorReplay.ts";
 
 /** Options of {@link replayFile}. */
 export interface ReplayFileOptions {
@@ -60,13 +60,19 @@ function checkOptions(options: ReplayFileOptions): void {
  * Throws ReplayInputError when `file` is a vector or a stream and some of `used`,
  * the names of dump-only options given (false for one not given), is there. The
  * names are the caller's: replayFile's options (`workers`), weft replay's flags
- * (`--worker`), so that an error names what its reader wrote.
+ * (`--worker`), so that an error names what its reader wrote. A file named as a
+ * vector or a stream is read first: one of another kind is told what it is (a
+ * dump named `.json`: the name to give it), as without the options.
  */
 export function refuseDumpOnlyOptions(file: string, used: readonly (string | false)[]): void {
   const kind = inputKindOf(file);
   if (kind !== "vector" && kind !== "stream") return;
   const dumpOnly = used.filter((o) => o !== false);
   if (dumpOnly.length === 0) return;
+  // Read first: a file named as the other kind, or a dump named .json, is told
+  // what it is and the name to give it, not called the kind its name says.
+  if (kind === "vector") readVectorFile(file);
+  else checkStreamHeader(file);
   throw new ReplayInputError(
     file,
     `${dumpOnly.join(" and ")} ${dumpOnly.length === 1 ? "applies" : "apply"} to cluster dumps only, and this is a ${kind === "vector" ? "conformance vector" : "stimulus stream"}`,

@@ -1,6 +1,6 @@
 import { readMaybeGzip, workerStateFromConfig } from "../protocol/conformance.ts";
 import { eventFromDict } from "../protocol/daskJson/events.ts";
-import { isDict } from "../protocol/daskJson/fields.ts";
+import { type Dict, isDict } from "../protocol/daskJson/fields.ts";
 import { unawaitedCallback } from "../util/unawaitedCallback.ts";
 import type { StateMachineEvent } from "../worker/state/events.ts";
 import { ReplayInputError, toInputError } from "./errors.ts";
@@ -38,8 +38,8 @@ function finalLine(file: string, line: number, v: unknown): NonNullable<Stream["
   };
 }
 
-/** Reads a stream: a header line, one event per line, and maybe the `final` line. */
-export function readStream(file: string): Stream {
+/** A stream's lines, trailing blank lines dropped, and a reader of line `i` as JSON. */
+function streamLines(file: string): { lines: string[]; parse: (i: number) => unknown } {
   let text: string;
   try {
     text = readMaybeGzip(file);
@@ -60,6 +60,14 @@ export function readStream(file: string): Stream {
       );
     }
   };
+  return { lines, parse };
+}
+
+/** A stream's first line: its name and the WorkerState's configuration. */
+type StreamHeader = Dict & { readonly config: Dict };
+
+/** The header of the stream whose line reader is `parse`; throws ReplayInputError for none. */
+function streamHeader(file: string, parse: (i: number) => unknown): StreamHeader {
   const header = parse(0);
   if (!isDict(header) || !isDict(header.config)) {
     throw new ReplayInputError(
@@ -74,6 +82,22 @@ export function readStream(file: string): Stream {
       'line 1: a conformance vector (it has "steps"), not a stimulus stream header: name it .json',
     );
   }
+  return header as StreamHeader;
+}
+
+/**
+ * Throws ReplayInputError when `file` cannot be read or does not start as a
+ * stimulus stream does (saying so of a vector named `.jsonl`); its events are
+ * not read.
+ */
+export function checkStreamHeader(file: string): void {
+  streamHeader(file, streamLines(file).parse);
+}
+
+/** Reads a stream: a header line, one event per line, and maybe the `final` line. */
+export function readStream(file: string): Stream {
+  const { lines, parse } = streamLines(file);
+  const header = streamHeader(file, parse);
   const events: StateMachineEvent[] = [];
   let final: Stream["final"] = null;
   for (let i = 1; i < lines.length; i++) {

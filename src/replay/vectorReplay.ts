@@ -3,6 +3,7 @@ import {
   parseVector,
   readMaybeGzip,
   replayVector,
+  type Vector,
 } from "../protocol/conformance.ts";
 import { canonical } from "../protocol/conformanceDiff.ts";
 import { ReplayInputError, toInputError } from "./errors.ts";
@@ -16,19 +17,7 @@ import type { VectorReplayReport } from "./report.ts";
  * file cannot be read, is not a vector, or has no step.
  */
 export function replayVectorFile(file: string): VectorReplayReport {
-  let vector: ReturnType<typeof parseVector>;
-  let text: string | null = null;
-  try {
-    text = readMaybeGzip(file);
-    vector = parseVector(text, file);
-  } catch (err) {
-    const notVector = text === null ? null : whyNotAVector(text, file);
-    throw notVector === null ? toInputError(file, err) : new ReplayInputError(file, notVector);
-  }
-  // As an empty stream or a dump without workers: it would pass having checked nothing.
-  if (vector.steps.length === 0) {
-    throw new ReplayInputError(file, NO_STEPS_PROBLEM);
-  }
+  const vector = readVectorFile(file);
   let transitionCounter: number | null = null;
   for (const step of vector.steps) {
     const c = step.state?.transition_counter;
@@ -50,6 +39,28 @@ export function replayVectorFile(file: string): VectorReplayReport {
     throw toInputError(file, err);
   }
   return { ...base, skipped: false, transitionCounter, mismatch, ok: mismatch === null };
+}
+
+/**
+ * The conformance vector in `file`. Throws ReplayInputError when the file cannot
+ * be read, is not a vector (saying what it is, when it is a stream or a dump) or
+ * has no step.
+ */
+export function readVectorFile(file: string): Vector {
+  let vector: Vector;
+  let text: string | null = null;
+  try {
+    text = readMaybeGzip(file);
+    vector = parseVector(text, file);
+  } catch (err) {
+    const notVector = text === null ? null : whyNotAVector(text, file);
+    throw notVector === null ? toInputError(file, err) : new ReplayInputError(file, notVector);
+  }
+  // As an empty stream or a dump without workers: it would pass having checked nothing.
+  if (vector.steps.length === 0) {
+    throw new ReplayInputError(file, NO_STEPS_PROBLEM);
+  }
+  return vector;
 }
 
 /**
