@@ -59,6 +59,18 @@ describe("getClient and workerClient: tasks that submit tasks", () => {
     }
   }
 
+  for (const executor of ["threads", "inline"] as const) {
+    it(`the futures a task let go of release their keys once the worker is quiet (${executor})`, async () => {
+      // V8 collects on allocation, and the futures are released by the collector:
+      // an idle thread held their results on the cluster for good.
+      const { cluster, client } = await testCluster({ workers: 1, executor });
+      expect(await client.submit(sumOfIncs, 20)).toBe(210);
+      const incs = () =>
+        [...cluster.scheduler.state.tasks.keys()].filter((k) => k.startsWith("inc-"));
+      await until(() => incs().length === 0, 15_000);
+    });
+  }
+
   it("a future a task returns is awaited, its value the result; a future inside the result fails the task", async () => {
     const { client } = await testCluster({ workers: 1 });
     expect(await client.submit(returnsFuture, 5, false)).toBe(6);

@@ -37,6 +37,11 @@ export class Execution implements RunControl {
     this.clientAsked = true;
   }
 
+  /** Whether the run asked for a client, over or not. */
+  get askedClient(): boolean {
+    return this.clientAsked;
+  }
+
   /**
    * Whether the run, not over yet, asked for a client: it may be waiting for
    * other tasks (see `LostSpills`, which must not wait for it for good).

@@ -51,6 +51,8 @@ export interface TaskRunnerHost {
   handleStimulus(...stims: StateMachineEvent[]): void;
   /** The client of task code on the main thread (`getClient()`). */
   readonly taskClient: () => Promise<unknown>;
+  /** A run that asked for a client ended: the futures its code let go of may be collected. */
+  clientRunEnded?(): void;
   /** Where the worker is in its life: `run` is refused once it is closing. */
   status(): WorkerStatus;
   /**
@@ -256,6 +258,7 @@ export class TaskRunner {
   private finish(key: string, execution: Execution, secededAfter: number | null): void {
     execution.finish(secededAfter);
     if (this.runs.get(key) === execution) this.runs.delete(key);
+    if (execution.askedClient) this.host.clientRunEnded?.();
   }
 
   private ended(

@@ -23,7 +23,7 @@ import {
   type ThreadJob,
   type ThreadReply,
 } from "./threadProtocol.ts";
-import { fullGarbageCollection } from "./throttledGc.ts";
+import { CollectWhenIdle, fullGarbageCollection, ThrottledGc } from "./throttledGc.ts";
 
 let channel: BroadcastChannel | null = null;
 let threadInit: ThreadInit | null = null;
@@ -75,7 +75,25 @@ function hooksFor(token: number): SecedeHooks {
 /** This thread's client for task code, once asked for: connected through the main thread. */
 let client: Promise<unknown> | null = null;
 /** That client once connected: task code that closed it gets another at its next `getClient()`. */
-let connected: { readonly isClosed: boolean } | null = null;
+let connected: { readonly isClosed: boolean; readonly keyCount: number } | null = null;
+/** This thread's full collections for {@link letGoFutures}: at most 5% of the time. */
+let futuresGc: ThrottledGc | null | undefined;
+
+/**
+ * Futures this thread's task code let go of, released by a collection once the
+ * thread is quiet: else they held their results on the cluster until the
+ * thread next allocated enough to collect, for good on an idle one.
+ */
+const letGoFutures = new CollectWhenIdle(
+  () => connected !== null && !connected.isClosed && connected.keyCount > 0,
+  () => {
+    gc ??= fullGarbageCollection();
+    const collect = gc;
+    if (collect === null) return;
+    futuresGc ??= new ThrottledGc({ collect, now: () => performance.now() });
+    futuresGc.collect();
+  },
+);
 
 function threadClient(): Promise<unknown> {
   if (connected?.isClosed === true) {
@@ -85,7 +103,7 @@ function threadClient(): Promise<unknown> {
   }
   client ??= connectThreadClient().then(
     (c) => {
-      connected = c as { readonly isClosed: boolean };
+      connected = c as { readonly isClosed: boolean; readonly keyCount: number };
       return c;
     },
     (err: unknown) => {
@@ -242,6 +260,7 @@ export async function handle(job: ThreadJob): Promise<ThreadReply> {
   // What the task's client queued (a Pub.put, a release) leaves before the
   // task's result does (its batch would otherwise wait for its interval).
   await flushThreadClient();
+  if (connected !== null) letGoFutures.soon();
   await stdioHandedOver();
   const reply: ThreadReply = { kind: "done", outcome };
   // The serialized value is moved to the main thread, not copied again.

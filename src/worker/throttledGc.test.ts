@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
-import { fullGarbageCollection, ThrottledGc } from "./throttledGc.ts";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { CollectWhenIdle, fullGarbageCollection, ThrottledGc } from "./throttledGc.ts";
 
 /**
  * A ThrottledGc on a fake clock (`clock.now`, ms) whose collections take `clock.cost`
@@ -70,5 +70,40 @@ describe("ThrottledGc", () => {
     const gc = fullGarbageCollection();
     expect(gc).toBeTypeOf("function");
     expect(() => gc?.()).not.toThrow();
+  });
+});
+
+describe("CollectWhenIdle", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("collects once, the delay after the last call, when there is something to let go of", () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    let needed = true;
+    let collections = 0;
+    const idle = new CollectWhenIdle(
+      () => needed,
+      () => collections++,
+      1_000,
+    );
+    idle.soon();
+    vi.advanceTimersByTime(600);
+    idle.soon(); // a later task ended: the delay starts again
+    vi.advanceTimersByTime(600);
+    expect(collections).toBe(0);
+    vi.advanceTimersByTime(400);
+    expect(collections).toBe(1);
+    vi.advanceTimersByTime(5_000);
+    expect(collections).toBe(1);
+    needed = false;
+    idle.soon();
+    vi.advanceTimersByTime(1_000);
+    expect(collections).toBe(1);
+    needed = true;
+    idle.soon();
+    idle.cancel();
+    vi.advanceTimersByTime(1_000);
+    expect(collections).toBe(1);
   });
 });

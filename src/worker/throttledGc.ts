@@ -97,3 +97,40 @@ export function collectGarbageOnDemand(
     gc?.collect();
   };
 }
+
+/**
+ * A full collection a moment after the last {@link soon} (the timer holds no
+ * process or thread alive), when `needed()` says there is something it would
+ * let go of. For futures that task code made and dropped: the garbage
+ * collector releases them (a `FinalizationRegistry`), and V8 collects on
+ * allocation, so that on a thread that then idles (a pool thread between
+ * tasks) they held their results on the cluster for good (minutes, seen).
+ */
+export class CollectWhenIdle {
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly needed: () => boolean,
+    private readonly collect: () => void,
+    private readonly delayMs = 1_000,
+  ) {}
+
+  /** Collect `delayMs` from now, unless called again meanwhile (then from then). */
+  soon(): void {
+    if (this.timer !== null) {
+      this.timer.refresh();
+      return;
+    }
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      if (this.needed()) this.collect();
+    }, this.delayMs);
+    this.timer.unref();
+  }
+
+  /** Do not collect (the owner closes). */
+  cancel(): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+  }
+}

@@ -71,6 +71,7 @@ import { DEFAULT_DATA_SIZE } from "./state/taskState.ts";
 import { WorkerState } from "./state/workerState.ts";
 import { TaskExecutors } from "./taskExecutors.ts";
 import { TaskRunner } from "./taskRunner.ts";
+import { CollectWhenIdle, collectGarbageOnDemand } from "./throttledGc.ts";
 import { inPlaceOfUnsent } from "./unsentToScheduler.ts";
 import { updateDataHandler } from "./updateData.ts";
 import {
@@ -119,6 +120,15 @@ export class Worker extends BaseWorker {
   private taskClientPromise: Promise<Client> | null = null;
   /** That client once connected: task code that closed it gets another (see `taskClient`). */
   private taskClientValue: Client | null = null;
+  /**
+   * Futures that code on the main thread (inline tasks) let go of, released by a
+   * collection once the worker is quiet: V8 collects on allocation, and until
+   * then they held their results on the cluster (a pool thread's are its own).
+   */
+  private readonly letGoFutures = new CollectWhenIdle(
+    () => (this.taskClientValue?.keyCount ?? 0) > 0,
+    collectGarbageOnDemand((msg, ms) => this.logger.warn({ ms }, msg)),
+  );
   /** Keeps a handle to an actor from being taken for the actor (see actorHandleGuard.ts). */
   private readonly actorGuard = new ActorHandleGuard(this.state);
   /** Serves `actor_execute` and `actor_attribute`. */
@@ -263,6 +273,7 @@ export class Worker extends BaseWorker {
         executors: this.executors,
         handleStimulus: (...stims) => this.handleStimulus(...stims),
         taskClient: this.taskClient,
+        clientRunEnded: () => this.letGoFutures.soon(),
         status: () => this.statusValue,
         spilledInputLost: (err, key) => this.lostSpills.verdict(err, key),
       },
@@ -1074,6 +1085,7 @@ export class Worker extends BaseWorker {
       this.logger.debug({ err }, "error closing the scheduler stream");
     }
     const client = await this.taskClientPromise?.catch(() => null);
+    this.letGoFutures.cancel();
     await client?.close().catch(() => {});
     await step("the peer connections", () => this.peers.closeAll());
     for (const comm of this.servedComms) comm.abort();
