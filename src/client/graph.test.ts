@@ -233,6 +233,31 @@ describe("tasksToRun", () => {
   });
 });
 
+describe("tasksToRun and cycles", () => {
+  it("names a cycle that a task needs, which buildGraph leaves to the scheduler", () => {
+    const graph = { a: ["inc", "b"], b: ["inc", "a"], c: ["inc", "a"] };
+    expect(() => buildGraph(graph, {})).not.toThrow();
+    expect(() => tasksToRun(graph)).toThrow(/^compute: the graph has a cycle: a → b → a$/);
+    expect(() => tasksToRun(graph, ["c"])).toThrow(/^compute: the graph has a cycle: a → b → a$/);
+    // Not one that the wanted keys do not need.
+    const beside = { ...graph, d: ["inc", 1] };
+    expect(tasksToRun(beside, ["d"]).map((t) => t.spec)).toEqual([{ fn: "inc", args: [1] }]);
+  });
+
+  it("passes a diamond, and walks a chain of 30,000 without a stack overflow", () => {
+    const diamond = { x: ["inc", 1], y: ["inc", "x"], z: ["inc", "x"], w: ["add", "y", "z"] };
+    expect(tasksToRun(diamond)).toHaveLength(4);
+    const chain: Record<string, unknown> = { x0: ["inc", 1] };
+    for (let i = 1; i < 30_000; i++) chain[`x${i}`] = ["inc", `x${i - 1}`];
+    expect(tasksToRun(chain, ["x29999"])).toHaveLength(30_000);
+    chain.x0 = ["inc", "x29999"];
+    chain.top = ["inc", "x5"];
+    expect(() => tasksToRun(chain, ["top"])).toThrow(
+      /^compute: the graph has a cycle: x5 → x4 → x3 → .* → x6 → x5$/,
+    );
+  });
+});
+
 describe("buildGraph, against Dask's reading of a graph", () => {
   /**
    * Dask's `get` of `key`: a task `[fn, ...args]` applies `fn` to its

@@ -503,20 +503,69 @@ function unreachedCycle(
  */
 export function tasksToRun(graph: Graph, keys?: readonly string[]): GraphTask[] {
   const built = buildGraph(graph, {});
+  let run: ReadonlySet<string> | ReadonlyMap<string, GraphTask>;
   if (keys === undefined) {
     void built.sinks; // checks that every task is needed
-    return [...built.tasks.values()];
+    run = built.tasks;
+  } else {
+    for (const key of keys) {
+      if (!built.tasks.has(key) && !built.literals.has(key) && !built.aliases.has(key)) {
+        throw new TypeError(`compute: the graph has no key ${showValue(key, 200)}`);
+      }
+    }
+    run = neededTasks(
+      built.tasks,
+      keys.map((k) => built.aliases.get(k) ?? k),
+    );
   }
-  for (const key of keys) {
-    if (!built.tasks.has(key) && !built.literals.has(key) && !built.aliases.has(key)) {
-      throw new TypeError(`compute: the graph has no key ${showValue(key, 200)}`);
+  // buildGraph leaves a cycle that a task needs to the scheduler (which rejects
+  // the graph): said here, it is said before any cluster starts.
+  const cycle = cycleAmong(built.tasks, run.keys());
+  if (cycle !== null) throw new TypeError(`compute: the graph has a cycle: ${showCycle(cycle)}`);
+  return [...built.tasks].filter(([key]) => run.has(key)).map(([, task]) => task);
+}
+
+/**
+ * A cycle among the tasks of `tasks` that `roots` need, themselves included, as
+ * its keys in order, each followed by one it depends on, the first again at the
+ * end (`[a, b, a]`); null if there is none. Depth first, without recursion: a
+ * chain of 100,000 tasks would overflow the stack.
+ */
+function cycleAmong(
+  tasks: ReadonlyMap<string, GraphTask>,
+  roots: Iterable<string>,
+): string[] | null {
+  /** 1: on the path being walked; 2: done (no cycle through it). */
+  const mark = new Map<string, 1 | 2>();
+  const path: string[] = [];
+  const next: number[] = [];
+  for (const root of roots) {
+    if (mark.has(root)) continue;
+    mark.set(root, 1);
+    path.push(root);
+    next.push(0);
+    while (path.length > 0) {
+      const top = path.length - 1;
+      const deps = (tasks.get(path[top]) as GraphTask).dependencies;
+      const i = next[top]++;
+      if (i === deps.length) {
+        mark.set(path[top], 2);
+        path.pop();
+        next.pop();
+        continue;
+      }
+      const dep = deps[i];
+      if (!tasks.has(dep)) continue; // a future's or a literal's key
+      const m = mark.get(dep);
+      if (m === 1) return [...path.slice(path.indexOf(dep)), dep];
+      if (m === undefined) {
+        mark.set(dep, 1);
+        path.push(dep);
+        next.push(0);
+      }
     }
   }
-  const needed = neededTasks(
-    built.tasks,
-    keys.map((k) => built.aliases.get(k) ?? k),
-  );
-  return [...built.tasks].filter(([key]) => needed.has(key)).map(([, task]) => task);
+  return null;
 }
 
 /** The keys of the tasks of `tasks` that `roots` need, themselves included. */
