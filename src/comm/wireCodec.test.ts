@@ -11,6 +11,7 @@ import {
 } from "./messageLayout.ts";
 import {
   decodeMessage,
+  ERROR_EXTENSION_TYPE,
   encodeMessage,
   OUT_OF_BAND_BYTES_EXTENSION_TYPE,
   OUT_OF_BAND_MIN_BYTES,
@@ -88,7 +89,7 @@ describe("wire codec", () => {
   });
 
   it("walks an error's cause as any value: Maps and -0 kept, functions and cycles refused", () => {
-    // msgpackr packs [name, message, cause] itself: the cause went out as found.
+    // msgpackr packed [name, message, cause] itself: the cause went out as found.
     const e = new TypeError("t", { cause: { m: new Map([[1, -0]]), z: -0 } });
     const out = roundTrip({ args: [e] }) as { args: [TypeError] };
     expect(out.args[0]).toBeInstanceOf(TypeError);
@@ -107,6 +108,41 @@ describe("wire codec", () => {
     expect(() => encodeMessage([self])).toThrow(/reference cycle/);
     // An error without a cause, or whose cause needs nothing, goes out itself.
     expect((roundTrip([new RangeError("r", { cause: "why" })]) as [Error])[0].cause).toBe("why");
+  });
+
+  it("carries an error's stack, and a cause only if it has one, as the structured clone does", () => {
+    const plain = new TypeError("orig");
+    const [out] = roundTrip([plain]) as [TypeError];
+    expect(out).toBeInstanceOf(TypeError);
+    // Not msgpackr's decoding frames, which its own encoding left as the stack.
+    expect(out.stack).toBe(plain.stack);
+    expect(Object.hasOwn(out, "cause")).toBe(false);
+    expect(out).toEqual(structuredClone(plain));
+    const caused = new Error("outer", { cause: undefined });
+    expect(Object.hasOwn((roundTrip([caused]) as [Error])[0], "cause")).toBe(true);
+    // An error of another name: an Error named so; an AggregateError keeps its errors.
+    class MyError extends Error {
+      override name = "MyError";
+    }
+    const [mine, agg] = roundTrip([
+      new MyError("mine"),
+      new AggregateError([new RangeError("a")], "agg", { cause: 1 }),
+    ]) as [Error, AggregateError];
+    expect([mine.constructor, mine.name, mine.message]).toEqual([Error, "MyError", "mine"]);
+    expect(mine.stack).toMatch(/^MyError: mine\n {4}at /);
+    expect(agg).toBeInstanceOf(AggregateError);
+    expect([agg.message, agg.cause, agg.errors[0]]).toEqual(["agg", 1, new RangeError("a")]);
+    // A stack that is no string is not replaced by the decoder's own.
+    const odd = new Error("odd");
+    odd.stack = 5 as never;
+    expect((roundTrip([odd]) as [Error])[0].stack).toBeUndefined();
+  });
+
+  it("refuses a malformed error from the wire with a message naming it", () => {
+    // The extension as msgpackr writes it (fixext 1, then the fields' array), of [1, 2].
+    const bad = Uint8Array.from([0xd4, ERROR_EXTENSION_TYPE, 0x00, 0x92, 0x01, 0x02]);
+    expect(() => decodeMessage(bad)).toThrow(SerializationError);
+    expect(() => decodeMessage(bad)).toThrow(/malformed Error extension/);
   });
 
   it("encodes task arguments as deep as they may be; deeper is a SerializationError, never a stack overflow", () => {

@@ -70,6 +70,9 @@ export const CLONED_VALUE_EXTENSION_TYPE = 0x76;
 /** Extension type of a large typed array, `Buffer` or `ArrayBuffer` sent out of band. */
 export const OUT_OF_BAND_BYTES_EXTENSION_TYPE = 0x62;
 
+/** Extension type of an `Error` (msgpackr's own, 0x65, carries neither stack nor a missing cause). */
+export const ERROR_EXTENSION_TYPE = 0x45;
+
 /**
  * From this many bytes a typed array, `Buffer` or `ArrayBuffer` anywhere in a
  * message (a task's argument) is sent as an out-of-band buffer rather than
@@ -244,6 +247,65 @@ addExtension({
   },
   read(): number {
     return -0;
+  },
+});
+
+/** The errors rebuilt as their own class, by name: those the structured clone rebuilds. */
+const BUILT_IN_ERRORS: ReadonlyMap<string, ErrorConstructor> = new Map(
+  [Error, EvalError, RangeError, ReferenceError, SyntaxError, TypeError, URIError].map((c) => [
+    c.name,
+    c,
+  ]),
+);
+
+/**
+ * An error as `[name, message, stack, errors, cause?]`: its stack, which
+ * msgpackr's own encoding dropped (the receiver's was msgpackr's decoding
+ * frames), and its cause only if it has one (msgpackr's gave every error an
+ * own `cause`, undefined), as the structured clone carries them on the other
+ * paths; `errors` an `AggregateError`'s (null for others). A name of no
+ * built-in error gives an `Error` with that name, as msgpackr's did.
+ */
+addExtension({
+  Class: Error,
+  type: ERROR_EXTENSION_TYPE,
+  write(e: Error): unknown[] {
+    const stack = typeof e.stack === "string" ? e.stack : null;
+    const errors = e instanceof AggregateError ? e.errors : null;
+    const data: unknown[] = [e.name, e.message, stack, errors];
+    const cause = Object.getOwnPropertyDescriptor(e, "cause");
+    if (cause !== undefined) data.push(cause.value ?? cause.get?.call(e));
+    return data;
+  },
+  read(data: unknown): Error {
+    if (
+      !Array.isArray(data) ||
+      (data.length !== 4 && data.length !== 5) ||
+      typeof data[0] !== "string" ||
+      typeof data[1] !== "string" ||
+      (data[2] !== null && typeof data[2] !== "string") ||
+      (data[3] !== null && !Array.isArray(data[3]))
+    ) {
+      throw new Error("malformed Error extension: expected [name, message, stack, errors, cause?]");
+    }
+    const [name, message, stack, errors] = data as [
+      string,
+      string,
+      string | null,
+      unknown[] | null,
+    ];
+    const options = data.length === 5 ? { cause: data[4] } : undefined;
+    let e: Error;
+    if (errors !== null) {
+      e = new AggregateError(errors, message, options);
+    } else {
+      const builtIn = BUILT_IN_ERRORS.get(name);
+      e = builtIn === undefined ? new Error(message, options) : new builtIn(message, options);
+      if (builtIn === undefined) e.name = name;
+    }
+    if (stack === null) delete e.stack;
+    else Object.defineProperty(e, "stack", { value: stack, writable: true, configurable: true });
+    return e;
   },
 });
 

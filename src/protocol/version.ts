@@ -77,8 +77,12 @@ import type { WireVersion } from "./messagesSession.ts";
  * (`profile-started`, `profile-ended`); the scheduler sends `profile-discard` for
  * those of a client it removed. A scheduler of 4 would take the workers' new
  * messages for malformed ones of its state machine, logging an error for each.
+ *
+ * 6: an `Error` in a message (a task's argument, a value the scheduler keeps)
+ * is written as weft's extension (`ERROR_EXTENSION_TYPE`: its stack, its cause
+ * only if it has one), not msgpackr's: a peer of 5 cannot read it.
  */
-export const WIRE_PROTOCOL_VERSION = 5;
+export const WIRE_PROTOCOL_VERSION = 6;
 
 let weftVersionValue: string | undefined;
 
