@@ -112,7 +112,9 @@ describe("bench:state", () => {
     writeOneTaskStream(cut, "one");
     const path = join(cut, "one.jsonl.gz");
     writeFileSync(path, readFileSync(path).subarray(0, 40));
-    await expect(bench("--dir", cut)).rejects.toThrow(`${path}: unexpected end of file`);
+    await expect(bench("--dir", cut)).rejects.toThrow(
+      `${path}: truncated gzip data (the file ends too early)`,
+    );
   });
 
   it("refuses bad options and unknown streams with a clear message", async () => {

@@ -36,12 +36,12 @@ describe("benchmark stream files", () => {
 
   it("names the file when reading it fails, as when parsing it does", () => {
     const decode = (d: Record<string, unknown>) => d;
-    // zlib's message for a gzip stream cut short names no file.
+    // zlib's message for a gzip stream cut short names no file, nor that it is gzip's.
     const cut = () => {
       throw new Error("unexpected end of file");
     };
     expect(() => readStream("dir/s.jsonl.gz", cut, decode)).toThrow(
-      "dir/s.jsonl.gz: unexpected end of file",
+      "dir/s.jsonl.gz: truncated gzip data (the file ends too early)",
     );
     // A message that names the file already is kept as it is.
     const missing = (path: string) => {

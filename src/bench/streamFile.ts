@@ -5,6 +5,7 @@
  * machine, since a side decodes events with the code of the checkout it runs.
  */
 
+import { readFailure } from "../util/readFailure.ts";
 import { UsageError } from "../util/usageError.ts";
 
 /**
@@ -78,7 +79,8 @@ export function parseStream<E>(
 /**
  * Read the stream file `path` with `read` (a checkout's `readMaybeGzip`) and parse it.
  * Every error is a UsageError (an input the benchmark cannot read: exit 2) naming the
- * file: one `read` throws too (a gzip stream cut short says only "unexpected end of file").
+ * file: one `read` throws too (a gzip stream cut short, which zlib says only
+ * "unexpected end of file" of, is "truncated gzip data").
  */
 export function readStream<E>(
   path: string,
@@ -90,7 +92,8 @@ export function readStream<E>(
     text = read(path);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    throw new UsageError(message.includes(path) ? message : `${path}: ${message}`);
+    const why = readFailure(err) ?? message;
+    throw new UsageError(why.includes(path) ? why : `${path}: ${why}`);
   }
   return parseStream(text, path, decode);
 }

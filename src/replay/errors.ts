@@ -1,4 +1,5 @@
 import { DumpFormatError } from "../protocol/clusterDump.ts";
+import { readFailure } from "../util/readFailure.ts";
 import { showValue } from "../util/showValue.ts";
 import { quoted } from "./shownText.ts";
 
@@ -23,12 +24,6 @@ export class ReplayInputError extends Error {
   }
 }
 
-/** Node's error code of a failed system call or zlib operation, if any. */
-function errorCode(err: unknown): string | null {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === "string" ? code : null;
-}
-
 /**
  * Any error met while reading `file` as a {@link ReplayInputError}: file-system errors
  * and zlib errors get a plain reason, the loaders' own errors keep theirs.
@@ -41,20 +36,10 @@ export function toInputError(file: string, err: unknown): ReplayInputError {
     });
   }
   const message = err instanceof Error ? err.message : String(err);
-  const code = errorCode(err);
-  let reason: string;
-  if (code === "ENOENT") reason = "cannot read the file: it does not exist";
-  else if (code === "EISDIR") reason = "cannot read the file: it is a directory";
-  else if (code === "EACCES" || code === "EPERM")
-    reason = "cannot read the file: permission denied";
-  else if (code === "Z_BUF_ERROR" || /unexpected end of file/i.test(message)) {
-    reason = "truncated gzip data (the file ends too early)";
-  } else if (code === "Z_DATA_ERROR" || code === "Z_NEED_DICT") {
-    reason = `corrupt gzip data (${message})`;
-  } else {
-    // The loaders name the file themselves; do not say it twice.
-    reason = message.startsWith(`${file}: `) ? message.slice(file.length + 2) : message;
-  }
+  // The loaders name the file themselves; do not say it twice.
+  const reason =
+    readFailure(err) ??
+    (message.startsWith(`${file}: `) ? message.slice(file.length + 2) : message);
   return new ReplayInputError(file, reason, { cause: err });
 }
 

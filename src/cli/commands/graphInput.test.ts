@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
@@ -68,6 +68,27 @@ describe("loadGraphInput", () => {
         await expect(loadGraphInput(file)).rejects.toThrow(
           `${file}: cannot read the file: it is a character device, not a regular file`,
         );
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("says in words that a graph file is missing or a directory, for JSON and modules", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "weft-graph-input-"));
+    try {
+      const cases = [
+        ["missing.json", "cannot read the graph: no such file (or a dangling symlink)"],
+        ["missing.mjs", "cannot import: no such file (or a dangling symlink)"],
+        ["dir.json", "cannot read the graph: it is a directory"],
+        ["dir.mjs", "cannot import: it is a directory"],
+      ];
+      mkdirSync(join(dir, "dir.json"));
+      mkdirSync(join(dir, "dir.mjs"));
+      for (const [name, why] of cases) {
+        const file = join(dir, name);
+        // Not Node's "ENOENT: …, open" nor "Directory import … imported from" weft's source.
+        await expect(loadGraphInput(file)).rejects.toMatchObject({ message: `${file}: ${why}` });
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -197,17 +197,29 @@ function untilSettled(value: unknown, file: string): Promise<unknown> {
 
 /**
  * Refuses a device or FIFO (a `graph.json` linked to /dev/zero was read forever,
- * a FIFO until a writer came); a missing file or a directory is left to the
- * reader, which says so in its own words.
+ * a FIFO until a writer came), and a file that is missing, a directory or not
+ * readable, saying so after `reading` ("cannot import").
  */
-async function refuseNonRegular(file: string): Promise<void> {
+async function refuseNonRegular(file: string, reading: string): Promise<void> {
   const err = await regularFileSize(file).then(
     () => null,
     (e: unknown) => e,
   );
-  if ((err as { code?: unknown } | null)?.code === "ENOTREGULAR") {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (code === "ENOTREGULAR") {
     throw new GraphInputError(`${file}: ${(err as Error).message}`);
   }
+  // In words: Node's were "ENOENT: no such file or directory, open 'g.json'", or for a
+  // module "Directory import '…' is not supported … imported from" weft's own source.
+  const why =
+    code === "ENOENT"
+      ? "no such file (or a dangling symlink)"
+      : code === "EISDIR"
+        ? "it is a directory"
+        : code === "EACCES" || code === "EPERM"
+          ? "permission denied"
+          : null;
+  if (why !== null) throw new GraphInputError(`${file}: ${reading}: ${why}`);
 }
 
 /** The file name that stands for standard input: `weft run -`, as other commands read it. */
@@ -235,7 +247,7 @@ export async function loadGraphInput(
   if (ext !== ".json" && !isModule) {
     throw new GraphInputError(`${file}: expected a .json graph or a module (.ts, .mts, .js, .mjs)`);
   }
-  await refuseNonRegular(file);
+  await refuseNonRegular(file, isModule ? "cannot import" : "cannot read the graph");
   return isModule ? fromModule(file) : fromJson(file);
 }
 
