@@ -24,12 +24,25 @@ describe("registering with the scheduler", () => {
       testWorker(scheduler.address, { name: "a", connectTimeoutMs: 1_200, logger }),
     ).rejects.toThrow(
       new RegExp(
-        `refused to register this worker: the name "a" is taken by the worker at ${holder.address} \\(asked [2-9] times in 1200 ms\\)$`,
+        `refused to register this worker: the name "a" is taken by the worker at ${holder.address} \\(asked [2-9] times in 1[2-9]\\d\\d ms\\)$`,
       ),
     );
     const asking = records.filter((r) => String(r.msg).includes("asking again"));
     expect(asking).toHaveLength(1);
     expect(asking[0]).toMatchObject({ level: 30, waitMs: 1_200 });
+  });
+
+  it("a worker whose name is taken asks no longer than its deathTimeoutMs, which bounds the whole start", async () => {
+    const scheduler = await Scheduler.start({ listen: "inproc://registration-names-death" });
+    open.push(scheduler);
+    const holder = await testWorker(scheduler.address, { name: "a" });
+    open.push(holder);
+    const started = Date.now();
+    await expect(
+      testWorker(scheduler.address, { name: "a", connectTimeoutMs: 60_000, deathTimeoutMs: 1_500 }),
+    ).rejects.toThrow(/the name "a" is taken by the worker at .* \(asked \d+ times in \d+ ms\)$/);
+    // Not the 60 s of connectTimeoutMs (a loaded host may stretch 1.5 s a little).
+    expect(Date.now() - started).toBeLessThan(30_000);
   });
 
   it("with deathTimeoutMs null, waits past connectTimeoutMs for a scheduler not there yet, saying so every 10 s", async () => {

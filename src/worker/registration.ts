@@ -74,12 +74,20 @@ export interface Registered {
  * Register with the scheduler. A refusal because another worker has this
  * worker's name (one on its way out: a nanny's worker started again before
  * the scheduler saw the old one go) is asked again, every half second, until
- * `connectTimeoutMs` has passed. The connection and the scheduler's answer,
+ * `connectTimeoutMs` has passed, or the start's `startTimeoutMs` (the death
+ * timeout given) if that comes first. The connection and the scheduler's answer,
  * once it accepts this worker; throws if it refuses.
  */
 export async function registerWithScheduler(host: RegistrationHost): Promise<Registered> {
   const o = host.options;
-  const deadline = Date.now() + o.connectTimeoutMs;
+  const firstAsk = Date.now();
+  // And the whole start's bound, when given: --death-timeout bounds the start.
+  const deadline = Math.min(
+    firstAsk + o.connectTimeoutMs,
+    o.startTimeoutMs === null
+      ? Number.POSITIVE_INFINITY
+      : (host.startedAt ?? firstAsk) + o.startTimeoutMs,
+  );
   for (let asked = 1; ; asked++) {
     const comm = await connectToScheduler(host);
     host.connected(comm);
@@ -95,7 +103,7 @@ export async function registerWithScheduler(host: RegistrationHost): Promise<Reg
     if (reply?.status === "OK") return { comm, reply };
     const why = typeof reply?.message === "string" ? reply.message : JSON.stringify(reply);
     if (reply?.code !== "name-taken" || Date.now() >= deadline) {
-      const tries = asked === 1 ? "" : ` (asked ${asked} times in ${o.connectTimeoutMs} ms)`;
+      const tries = asked === 1 ? "" : ` (asked ${asked} times in ${Date.now() - firstAsk} ms)`;
       throw new Error(
         `the scheduler at ${o.scheduler} refused to register this worker: ${why}${tries}`,
       );
