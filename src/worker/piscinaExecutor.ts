@@ -555,13 +555,13 @@ function noThreadStarted(label: string, err: Error): Error {
 
 /**
  * The error of a task whose pool thread stopped under it: said as such, since
- * what stopped it may be a timer or an unhandled rejection that an earlier task
- * left on that thread, not this task.
+ * what stopped it may be this task (`process.exit`) or a timer or an unhandled
+ * rejection that an earlier task left on that thread.
  */
 function threadDied(label: string, err: unknown): Error {
   const why = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
   const out = new Error(
-    `the pool thread running ${label} stopped: ${why} (code left running by an earlier task on that thread, a timer or an unhandled rejection, stops it too)`,
+    `the pool thread running ${label} stopped: ${why} (stopped by this task's code, or by code an earlier task left running on that thread: a timer, an unhandled rejection)`,
     { cause: err },
   );
   out.name = "PoolThreadDied";

@@ -460,7 +460,7 @@ describe("Worker, piscina executor specifics", () => {
     await sched.waitForKey("task-finished", "early");
     const msg = await sched.waitForKey("task-erred", "victim");
     expect(msg.exceptionText).toMatch(
-      /^PoolThreadDied: the pool thread running task victim stopped: Error: uncaught in a timer \(code left running by an earlier task/,
+      /^PoolThreadDied: the pool thread running task victim stopped: Error: uncaught in a timer \(stopped by this task's code, or by code an earlier task left running on that thread/,
     );
     // A new thread takes its place.
     await sched.computeTask(w.address, "after", { fn: "inc", args: [1] });
