@@ -141,8 +141,14 @@ export function decodeMsgpack(data: Uint8Array, ctx: Ctx, available = heapAvaila
     return unpackr.unpack(data);
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);
+    // A length that runs past the end: the data cut short, or a corrupt byte that made
+    // a length too long (a whole file with bytes overwritten was called truncated).
     if (/unexpected end/i.test(msg)) {
-      return ctx.fail(null, "truncated msgpack data (the data ends inside a value)", e);
+      return ctx.fail(
+        null,
+        "truncated or corrupt msgpack data (a value runs past the end of the data)",
+        e,
+      );
     }
     // msgpackr recurses per level: nesting far past MAX_NESTING overflows the stack
     // before normalization can refuse it with the same words.
