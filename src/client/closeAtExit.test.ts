@@ -179,3 +179,43 @@ describe("a program's own beforeExit listeners", () => {
     expect(run.code).toBe(0);
   }, 40_000);
 });
+
+describe("a program on a LocalCluster", () => {
+  const dir = mkdtempSync(join(tmpdir(), "weft-close-at-exit-local-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("waits for a result held back by a worker paused for memory, which nothing else in it works on", async () => {
+    const tasks = join(dir, "tasks.mjs");
+    writeFileSync(
+      tasks,
+      `import { defineTask } from ${JSON.stringify(CLIENT_INDEX)};\nexport const inc = defineTask("inc", (x) => x + 1);\n`,
+    );
+    const program = programFile(dir, "pausedWorker");
+    writeFileSync(
+      program,
+      [
+        `import { LocalCluster } from ${JSON.stringify(CLIENT_INDEX)};`,
+        // A measure of the program's own: the worker pauses, then resumes at a look of
+        // its monitor, whose timer does not keep the process running.
+        "let memory = 0;",
+        "const cluster = await LocalCluster.start({",
+        `  workers: 1, taskModules: [${JSON.stringify(tasks)}],`,
+        "  worker: { memoryLimit: 100e6, memoryMeasure: () => memory },",
+        "});",
+        "const client = await cluster.client();",
+        "memory = 85e6;",
+        "while (!cluster.workers[0].isPaused) await new Promise((r) => setTimeout(r, 20));",
+        "setTimeout(() => { memory = 0; }, 0);",
+        'console.log("result", await client.submit("inc", 1));',
+        "await cluster.close();",
+        'console.log("end");',
+        "",
+      ].join("\n"),
+    );
+    const run = await runProgram(program, 30_000);
+    expect(run.timedOut).toBe(false);
+    // Before, it ended at the await with exit code 13 (a top-level await left unsettled).
+    expect(run.stdout).toBe("result 2\nend\n");
+    expect(run.code).toBe(0);
+  }, 40_000);
+});

@@ -89,8 +89,10 @@ export interface Comm extends AsyncIterable<unknown> {
   /**
    * Whether the open connection counts, for Node.js, as work keeping the
    * process alive (`socket.ref()`, the default) or not (`socket.unref()`): see
-   * `LoopHold`. A close in progress always does, until it is done. Absent
-   * where a connection holds nothing of the event loop (in-process).
+   * `LoopHold`. A close in progress always does, until it is done. An
+   * in-process connection holds nothing of the event loop of its own: it
+   * holds a timer while kept (else a program awaiting a result that nothing
+   * else in the process was working on ended at once).
    */
   keepProcessAlive?(keep: boolean): void;
 }

@@ -26,6 +26,13 @@ export class InprocComm extends CommBase {
   private flushScheduled = false;
   private closing = false;
   private readonly flushed: (() => void)[] = [];
+  /**
+   * While something waits on this end (a result awaited: see `LoopHold`), a timer
+   * that Node.js counts as work left, as a TCP socket `ref`'d is. Without it, a
+   * program awaiting a task that waited on a worker paused for memory (whose
+   * monitor's timer is unref'd) had nothing left to run and ended, exit code 13.
+   */
+  private keepAlive: NodeJS.Timeout | null = null;
 
   constructor(
     readonly localAddress: string,
@@ -44,6 +51,22 @@ export class InprocComm extends CommBase {
     if (this.closing || this.isClosed) return Promise.reject(this.closedError());
     this.enqueue(msg);
     return Promise.resolve();
+  }
+
+  keepProcessAlive(keep: boolean): void {
+    if (!keep || this.closing || this.isClosed) {
+      this.letProcessEnd();
+      return;
+    }
+    if (this.keepAlive !== null) return;
+    this.keepAlive = setInterval(() => {}, 2 ** 30);
+    void this.closed.then(() => this.letProcessEnd());
+  }
+
+  private letProcessEnd(): void {
+    if (this.keepAlive === null) return;
+    clearInterval(this.keepAlive);
+    this.keepAlive = null;
   }
 
   close(): Promise<void> {
