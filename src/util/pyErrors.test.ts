@@ -40,12 +40,14 @@ describe("setRemove", () => {
 });
 
 describe("KeyError", () => {
-  it("carries the missing key, and names it (a string quoted) in its message and name", () => {
+  it("carries the missing key, and names it (a string quoted) in its message, its name apart", () => {
     const e = new KeyError("a");
     expect(e.key).toBe("a");
     expect(e.name).toBe("KeyError");
-    expect(e.message).toBe('KeyError: "a"');
-    expect(new KeyError(3).message).toBe("KeyError: 3");
+    // The key alone, as Python's str(KeyError("a")): String(e) is `KeyError: "a"`, once.
+    expect(e.message).toBe('"a"');
+    expect(String(e)).toBe('KeyError: "a"');
+    expect(new KeyError(3).message).toBe("3");
     expect(new KeyError(3, "custom").message).toBe("custom");
   });
 });

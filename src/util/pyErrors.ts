@@ -8,7 +8,8 @@ export class KeyError extends Error {
   override name = "KeyError";
   readonly key: unknown;
   constructor(key: unknown, message?: string) {
-    super(message ?? `KeyError: ${typeof key === "string" ? JSON.stringify(key) : String(key)}`);
+    // The key alone, as Python's str(KeyError(k)): the name says it is a KeyError.
+    super(message ?? (typeof key === "string" ? JSON.stringify(key) : String(key)));
     this.key = key;
   }
 }

@@ -251,7 +251,7 @@ function gatherDepDoneCommon(ws: WorkerState, ev: GatherDepDoneEvent): TaskState
   if (keys === undefined) {
     throw new KeyError(
       ev.worker,
-      `KeyError: ${JSON.stringify(ev.worker)} (no transfer from this peer is in flight)`,
+      `${JSON.stringify(ev.worker)} (no transfer from this peer is in flight)`,
     );
   }
   ws.inFlightWorkers.delete(ev.worker);

@@ -44,7 +44,7 @@ describe("rejected stimuli", () => {
       ws.handleStimulus(new GatherDepBusyEvent({ worker: W2, totalNbytes: 1, stimulusId: "s1" })),
     );
     expect(err).toBeInstanceOf(KeyError);
-    expect(err.message).toMatch(
+    expect(String(err)).toMatch(
       new RegExp(`^KeyError: "${W2}" \\(no transfer from this peer is in flight\\)`),
     );
     expect(err.message).toContain(
@@ -94,7 +94,7 @@ describe("rejected stimuli", () => {
       ws.handleStimulus(compute("x", "s1", { resourceRestrictions: { GPU: 1 } })),
     );
     expect(err).toBeInstanceOf(KeyError);
-    expect(err.message).toMatch(
+    expect(String(err)).toMatch(
       /^KeyError: "GPU" \(task "x" is restricted to a resource this worker does not have; it has "R"\)/,
     );
   });

@@ -804,7 +804,7 @@ export class WorkerState {
     const have = [...this.totalResources.keys()].map((r) => JSON.stringify(r)).join(", ");
     return new KeyError(
       resource,
-      `KeyError: ${JSON.stringify(resource)} (task ${JSON.stringify(ts.key)} is restricted to a resource this worker does not have; it has ${have === "" ? "none" : have})`,
+      `${JSON.stringify(resource)} (task ${JSON.stringify(ts.key)} is restricted to a resource this worker does not have; it has ${have === "" ? "none" : have})`,
     );
   }
 
