@@ -204,3 +204,16 @@ describe("event constructors", () => {
     ]);
   });
 });
+
+describe("dummy constructors", () => {
+  it("ComputeTaskEvent.dummy gives each holder's key 1 byte for nbytes missing or empty, as the seed's `nbytes or {...}`", () => {
+    const whoHas = { x: ["tcp://a:1"] };
+    for (const nbytes of [undefined, {}]) {
+      const ev = ComputeTaskEvent.dummy("y", { whoHas, nbytes, stimulusId: "c" });
+      expect([...ev.nbytes]).toEqual([["x", 1]]);
+    }
+    expect([
+      ...ComputeTaskEvent.dummy("y", { whoHas, nbytes: { x: 5 }, stimulusId: "c" }).nbytes,
+    ]).toEqual([["x", 5]]);
+  });
+});

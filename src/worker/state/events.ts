@@ -409,8 +409,9 @@ export class ComputeTaskEvent extends EventBase {
     },
   ): ComputeTaskEvent {
     const whoHas = toMap(o.whoHas);
-    const nbytes =
-      o.nbytes !== undefined ? toMap(o.nbytes) : new Map([...whoHas.keys()].map((k) => [k, 1]));
+    // The seed's `nbytes or {k: 1 for k in who_has}`: an empty map takes the default too.
+    const given = toMap(o.nbytes);
+    const nbytes = given.size > 0 ? given : new Map([...whoHas.keys()].map((k) => [k, 1]));
     return new ComputeTaskEvent({
       key,
       runId: o.runId ?? 0,
