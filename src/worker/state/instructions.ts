@@ -48,10 +48,10 @@ export class InstructionMatch<T extends Instruction = Instruction> {
     return this.matches(other);
   }
 
-  /** As the seed's repr: `Execute(key="x") (partial match)`. */
+  /** As the seed's repr: `Execute(key="x") (partial match)`, a set as `{"x"}`. */
   toString(): string {
     return `${this.cls}(${Object.entries(this.fields)
-      .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+      .map(([k, v]) => `${k}=${shownField(v)}`)
       .join(", ")}) (partial match)`;
   }
 
@@ -61,21 +61,40 @@ export class InstructionMatch<T extends Instruction = Instruction> {
   }
 }
 
-/** Structural equality for plain data, Sets (as sets) and Maps. */
+/** A field of a partial match in its repr: JSON, but a Set as `{"x"}` and a Map as `{"k": 1}` (JSON gave `{}`). */
+function shownField(v: unknown): string {
+  if (v instanceof Set) return `{${[...v].map(shownField).join(", ")}}`;
+  if (v instanceof Map) {
+    return `{${[...v].map(([k, x]) => `${shownField(k)}: ${shownField(x)}`).join(", ")}}`;
+  }
+  return JSON.stringify(v) ?? String(v);
+}
+
+/**
+ * Structural equality for plain data, Sets (as sets; an array is taken as the set
+ * of its elements, for matches written `toGather: ["x"]`) and Maps. A Set or Map
+ * is never equal to anything else (it threw for an object that is no iterable,
+ * and a Map equalled `{}`), nor a Date to a Date of another time.
+ */
 export function deepEqual(a: unknown, b: unknown): boolean {
   if (Object.is(a, b)) return true;
   if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
   if (a instanceof Set || b instanceof Set) {
-    const sa = a instanceof Set ? a : new Set(a as Iterable<unknown>);
-    const sb = b instanceof Set ? b : new Set(b as Iterable<unknown>);
-    if (sa.size !== sb.size) return false;
+    const asSet = (x: object): Set<unknown> | null =>
+      x instanceof Set ? x : Array.isArray(x) ? new Set(x) : null;
+    const sa = asSet(a);
+    const sb = asSet(b);
+    if (sa === null || sb === null || sa.size !== sb.size) return false;
     for (const x of sa) if (!sb.has(x)) return false;
     return true;
   }
-  if (a instanceof Map && b instanceof Map) {
-    if (a.size !== b.size) return false;
+  if (a instanceof Map || b instanceof Map) {
+    if (!(a instanceof Map && b instanceof Map) || a.size !== b.size) return false;
     for (const [k, v] of a) if (!b.has(k) || !deepEqual(v, b.get(k))) return false;
     return true;
+  }
+  if (a instanceof Date || b instanceof Date) {
+    return a instanceof Date && b instanceof Date && Object.is(a.getTime(), b.getTime());
   }
   if (Array.isArray(a) !== Array.isArray(b)) return false;
   const ka = Object.keys(a);

@@ -24,6 +24,7 @@ import {
 } from "./events.ts";
 import {
   AddKeysMsg,
+  deepEqual,
   Execute,
   GatherDep,
   type Instruction,
@@ -1126,6 +1127,18 @@ describe("diagnostics", () => {
     expect([i]).not.toEqual([TaskFinishedMsg.match({ key: "y" })]);
     expect([i]).not.toEqual([Execute.match({ key: "x" })]);
     expect(i).toEqual(TaskFinishedMsg.match({ stimulusId: "s1", nbytes: 8 }));
+    // Sets as sets (an array as the set of its elements), never as anything else.
+    const g = new GatherDep("tcp://a:1", new Set(["x", "y"]), 10, "s2");
+    expect(GatherDep.match({ toGather: new Set(["y", "x"]) }).matches(g)).toBe(true);
+    expect(GatherDep.match({ toGather: ["x", "y"] as never }).matches(g)).toBe(true);
+    expect(GatherDep.match({ toGather: {} as never }).matches(g)).toBe(false); // it threw
+    expect(GatherDep.match({ toGather: new Set(["x"]) }).matches(g)).toBe(false);
+    expect(String(GatherDep.match({ toGather: new Set(["x"]) }))).toBe(
+      'GatherDep(toGather={"x"}) (partial match)',
+    );
+    expect(deepEqual(new Map([["a", 1]]), {})).toBe(false);
+    expect(deepEqual(new Date(1), new Date(2))).toBe(false);
+    expect(deepEqual(new Date(1), new Date(1))).toBe(true);
   });
 });
 
