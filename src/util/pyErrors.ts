@@ -6,6 +6,7 @@
 /** A missing key or element: Python's `KeyError` (`dict[key]`, `set.remove`). */
 export class KeyError extends Error {
   override name = "KeyError";
+  /** The key (or element) that was missing. */
   readonly key: unknown;
   constructor(key: unknown, message?: string) {
     // The key alone, as Python's str(KeyError(k)): the name says it is a KeyError.

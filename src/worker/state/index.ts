@@ -1,9 +1,20 @@
 /** The worker state machine: a faithful port of Dask's `worker_state_machine.py`. */
 // The containers its fields are (shared with the scheduler's state machine).
+
+// The Dask dict form of an event ("cls" and the seed's field names), which
+// handleStimulus's refusal of a non-event names.
+export { eventFromDict, type ValueDecoder } from "../../protocol/daskJson/events.ts";
+export { DaskDictError } from "../../protocol/daskJson/fields.ts";
 export { BoundedDeque } from "../../util/boundedDeque.ts";
 export { FlatRing, TimedFlatRing } from "../../util/flatRing.ts";
 export { type HeapMarked, HeapSet } from "../../util/heapSet.ts";
+// What the seed imports (docs/worker-state.md, "The seed's names"), and the
+// Python errors it raises, which a caller catches by class.
+export { keySplit } from "../../util/keySplit.ts";
+export { PyRandom } from "../../util/mt19937.ts";
+export { parseBytes } from "../../util/parseBytes.ts";
 export type { Priority } from "../../util/priority.ts";
+export { AssertionError, KeyError, PyTypeError, RuntimeError } from "../../util/pyErrors.ts";
 export type { DataStore, WorkerPlugin } from "./dataStore.ts";
 export {
   type ErrorMessage,
