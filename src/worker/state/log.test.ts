@@ -162,5 +162,19 @@ describe("WorkerState.toDict", () => {
       state: "memory",
       done: true,
     });
+    // The stimulus log's events in Dask's dict form, as the seed's event _to_dict; and
+    // exclude passed down to tasks and events, as its recursive_to_dict does.
+    const events = ws.toDict().stimulus_log as Record<string, unknown>[];
+    expect(events[0]).toMatchObject({
+      cls: "ComputeTaskEvent",
+      stimulus_id: "s",
+      key: "y",
+      who_has: { x: ["127.0.0.1:2"] },
+      handled: 0,
+    });
+    expect(Object.keys(events[0]).some((k) => /[A-Z]/.test(k))).toBe(false);
+    const lean = ws.toDict(["state", "stimulus_id"]);
+    expect((lean.tasks as Record<string, Record<string, unknown>>).z.state).toBeUndefined();
+    expect((lean.stimulus_log as Record<string, unknown>[])[0].stimulus_id).toBeUndefined();
   });
 });

@@ -1,3 +1,5 @@
+import { eventToDict } from "../../protocol/daskJson/events.ts";
+import type { StateMachineEvent } from "./events.ts";
 import type { TaskState } from "./taskState.ts";
 import type { WorkerState } from "./workerState.ts";
 
@@ -83,8 +85,11 @@ export function taskToDict(ts: TaskState): { [key: string]: DebugValue } {
 
 /**
  * The worker state as the seed's `WorkerState._to_dict` gives it, for debugging and
- * cluster dumps: the collections by key, the logs, every task, and the task counts.
- * Not type stable and not intended for round trips. `exclude` drops top-level fields.
+ * cluster dumps: the collections by key, the logs, every task, the stimulus log's
+ * events in Dask's dict form (`cls`, the seed's field names, `handled`), and the task
+ * counts. Not type stable and not intended for round trips. `exclude` drops fields
+ * of those names at the top, of every task and of every event, as the seed's
+ * `recursive_to_dict` passes it down.
  */
 export function workerStateToDict(
   ws: WorkerState,
@@ -94,7 +99,7 @@ export function workerStateToDict(
   const dataNeeded: { [key: string]: DebugValue } = {};
   for (const [w, tss] of ws.dataNeeded) dataNeeded[w] = tss.sorted().map((ts) => ts.key);
   const tasks: { [key: string]: DebugValue } = {};
-  for (const [k, ts] of ws.tasks) tasks[k] = taskToDict(ts);
+  for (const [k, ts] of ws.tasks) tasks[k] = without(taskToDict(ts), exclude);
   const counts: { [key: string]: DebugValue } = {};
   for (const { prefix, state, value } of ws.taskCounter.currentCount()) {
     counts[`('${prefix}', '${state}')`] = value;
@@ -125,12 +130,26 @@ export function workerStateToDict(
     missing_dep_flight: keys(ws.missingDepFlight),
     busy_workers: [...ws.busyWorkers],
     log: ws.log.toArray().map((entry) => debugValue(entry)),
-    stimulus_log: ws.stimulusLog.toArray().map((ev) => debugValue({ ...ev })),
+    stimulus_log: ws.stimulusLog.toArray().map((ev) => without(eventDict(ev), exclude)),
     transition_counter: ws.transitionCounter,
     tasks,
     task_counts: counts,
     task_cumulative_elapsed: elapsed,
   };
-  for (const k of exclude) delete info[k];
-  return info;
+  return without(info, exclude);
+}
+
+/** An event of the stimulus log as the seed's `StateMachineEvent._to_dict` gives it. */
+function eventDict(ev: StateMachineEvent): { [key: string]: DebugValue } {
+  return debugValue({ ...eventToDict(ev), handled: ev.handled ?? null }) as {
+    [key: string]: DebugValue;
+  };
+}
+
+function without(
+  d: { [key: string]: DebugValue },
+  exclude: readonly string[],
+): { [key: string]: DebugValue } {
+  for (const k of exclude) delete d[k];
+  return d;
 }
