@@ -25,6 +25,14 @@ describe("checkKnownOptions", () => {
     );
   });
 
+  it("names the camelCase option a Python spelling means", () => {
+    const known = { transferIncomingCountLimit: true, timeoutMs: true } as const;
+    expect(() =>
+      checkKnownOptions("WorkerState", { transfer_incoming_count_limit: 2 }, known),
+    ).toThrow(/"transfer_incoming_count_limit" \(did you mean transferIncomingCountLimit\?\)$/);
+    expect(closestName("timeout_ms", ["timeoutMs", "retries"])).toBe("timeoutMs");
+  });
+
   it("lists the options when nothing is close, with the hint", () => {
     expect(() =>
       checkKnownOptions("LocalCluster.start", { nthreads: 4, wrokers: 2 }, KNOWN, "more elsewhere"),

@@ -27,11 +27,13 @@ function distance(a: string, b: string): number {
 
 /** The known name `given` is most likely a misspelling of, or null if none is close. */
 export function closestName(given: string, known: readonly string[]): string | null {
-  const lower = given.toLowerCase();
+  // Python's spelling (`transfer_incoming_count_limit`, `timeout_ms`) of a camelCase
+  // name is no slip of the keyboard, yet plainly meant it: compared without the underscores.
+  const lower = given.toLowerCase().replaceAll("_", "");
   let best: string | null = null;
   let bestDistance = Number.POSITIVE_INFINITY;
   for (const name of known) {
-    const known = name.toLowerCase();
+    const known = name.toLowerCase().replaceAll("_", "");
     // `timeout` for `timeoutMs`: the name without its unit is as good as a slip.
     const d =
       known === lower
