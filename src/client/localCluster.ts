@@ -545,7 +545,11 @@ export class LocalCluster {
     if (this.closePromise !== null) return;
     this.givenUp.add(dead);
     this.clusterLogger.error(
-      { worker: address, fault, restarts: this.maxWorkerRestarts },
+      {
+        worker: address,
+        fault: fault ?? "could not start after a restart",
+        restarts: this.maxWorkerRestarts,
+      },
       "a worker stopped on a fault and is not replaced again (maxWorkerRestarts)",
     );
     await this.closeIfNoneLeft();
