@@ -37,13 +37,34 @@ describe("workerLoss", () => {
       memory: 1,
       recomputed: [],
       lost: [],
+      actors: [],
     });
     expect(workerLoss(chainOnW1(length, true), "w1", workerOf)).toEqual({
       processing: 1,
       memory: 1,
       recomputed: [],
       lost: ["a"],
+      actors: [],
     });
+  });
+
+  it("tells an actor from a result: lost, never computed again", () => {
+    const s = new SchedulerState({ validate: false });
+    s.handleStimulus(t.registerWorker("w1"));
+    s.handleStimulus(
+      t.updateGraph("c2", { act: t.task([], { actor: true }), r: t.task() }, ["act", "r"]),
+    );
+    for (const key of ["act", "r"]) {
+      s.handleStimulus(t.taskFinished("w1", key, s.tasks.get(key)?.runId as number));
+    }
+    const loss = workerLoss(s, "w1", workerOf);
+    expect(loss).toMatchObject({ recomputed: ["r"], lost: [], actors: ["act"] });
+    const { logger, records } = memoryLogger();
+    logWorkerLoss(logger, "warn", "w1", "worker left", loss);
+    expect(records.map((r) => r.msg).slice(1)).toEqual([
+      "the worker at w1 left holding the only copy of 1 result, which will be computed again: r",
+      "the worker at w1 left holding 1 actor, lost for good (its futures fail: Worker holding Actor was lost): act",
+    ]);
   });
 
   it("is null for a worker it does not know", () => {
@@ -58,6 +79,7 @@ describe("workerLoss", () => {
         memory: lost.length,
         recomputed: [],
         lost,
+        actors: [],
       });
       return records.map((r) => r.msg).at(-1);
     };

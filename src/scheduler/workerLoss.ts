@@ -24,6 +24,8 @@ export interface WorkerLoss {
   readonly recomputed: readonly string[];
   /** Values still needed that only it held and no task computes (scattered): lost. */
   readonly lost: readonly string[];
+  /** Actors still needed that it held: lost, their futures failing (never computed again). */
+  readonly actors: readonly string[];
 }
 
 /**
@@ -44,11 +46,12 @@ export function workerLoss(
   const needed = neededBeyond(address, workerOf);
   const recomputed: string[] = [];
   const lost: string[] = [];
+  const actors: string[] = [];
   for (const ts of ws.hasWhat) {
     if (ts.whoHas.size !== 1 || !needed(ts)) continue;
-    (ts.runSpec === null ? lost : recomputed).push(ts.key);
+    (ts.actor ? actors : ts.runSpec === null ? lost : recomputed).push(ts.key);
   }
-  return { processing: ws.processing.size, memory: ws.hasWhat.size, recomputed, lost };
+  return { processing: ws.processing.size, memory: ws.hasWhat.size, recomputed, lost, actors };
 }
 
 /**
@@ -123,6 +126,13 @@ export function logWorkerLoss(
     logger.error(
       { worker: address, count: loss.lost.length },
       `the worker at ${address} left holding the only copy of ${plural(loss.lost.length, "scattered value")}, lost for good (no task computes ${loss.lost.length === 1 ? "it" : "them"} again): ${shown(loss.lost)}`,
+    );
+  }
+  // Said apart: an actor is never computed again, its futures fail (ACTOR_LOST).
+  if (loss.actors.length > 0) {
+    logger.error(
+      { worker: address, count: loss.actors.length },
+      `the worker at ${address} left holding ${plural(loss.actors.length, "actor")}, lost for good (${loss.actors.length === 1 ? "its futures fail" : "their futures fail"}: Worker holding Actor was lost): ${shown(loss.actors)}`,
     );
   }
 }
