@@ -78,8 +78,8 @@ describe("loadGraphInput", () => {
     const dir = mkdtempSync(join(tmpdir(), "weft-graph-input-"));
     try {
       const cases = [
-        ["missing.json", "cannot read the graph: no such file (or a dangling symlink)"],
-        ["missing.mjs", "cannot import: no such file (or a dangling symlink)"],
+        ["missing.json", "cannot read the graph: it does not exist"],
+        ["missing.mjs", "cannot import: it does not exist"],
         ["dir.json", "cannot read the graph: it is a directory"],
         ["dir.mjs", "cannot import: it is a directory"],
       ];

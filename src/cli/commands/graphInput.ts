@@ -16,6 +16,7 @@ import { jsonErrorWithPlace } from "../../util/jsonErrorPlace.ts";
 import { closestName } from "../../util/knownOptions.ts";
 import { unlessIdle } from "../../util/loopIdle.ts";
 import { formatBytes } from "../../util/parseBytes.ts";
+import { fileProblem } from "../../util/readFailure.ts";
 import { regularFileSize } from "../../util/regularFile.ts";
 import {
   type UnhandledRejection,
@@ -211,14 +212,7 @@ async function refuseNonRegular(file: string, reading: string): Promise<void> {
   }
   // In words: Node's were "ENOENT: no such file or directory, open 'g.json'", or for a
   // module "Directory import '…' is not supported … imported from" weft's own source.
-  const why =
-    code === "ENOENT"
-      ? "no such file (or a dangling symlink)"
-      : code === "EISDIR"
-        ? "it is a directory"
-        : code === "EACCES" || code === "EPERM"
-          ? "permission denied"
-          : null;
+  const why = fileProblem(err);
   if (why !== null) throw new GraphInputError(`${file}: ${reading}: ${why}`);
 }
 

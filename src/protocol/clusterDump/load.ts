@@ -3,6 +3,7 @@
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
+import { fileProblem } from "../../util/readFailure.ts";
 import { regularFileSize, regularFileSizeSync } from "../../util/regularFile.ts";
 import { decodeMsgpack, decodeYaml, gunzip, refuseTooLarge } from "./decode.ts";
 import { type DumpEncoding, dumpEncodingOf, SUPPORTED_EXTENSIONS } from "./encoding.ts";
@@ -77,17 +78,13 @@ function displayPath(path: string | URL): string {
 }
 
 function readError(file: string, e: unknown): DumpFormatError {
-  const code = (e as { code?: unknown }).code;
+  const problem = fileProblem(e);
   const reason =
-    code === "ENOENT"
-      ? "cannot read the file: it does not exist"
-      : code === "EISDIR"
-        ? "cannot read the file: it is a directory"
-        : code === "EACCES" || code === "EPERM"
-          ? "cannot read the file: permission denied"
-          : code === "ENOTREGULAR"
-            ? (e as Error).message
-            : `cannot read the file (${e instanceof Error ? e.message : String(e)})`;
+    problem !== null
+      ? `cannot read the file: ${problem}`
+      : (e as { code?: unknown }).code === "ENOTREGULAR"
+        ? (e as Error).message
+        : `cannot read the file (${e instanceof Error ? e.message : String(e)})`;
   return new DumpFormatError(file, null, reason, { cause: e });
 }
 
