@@ -132,6 +132,11 @@ describe("wire codec", () => {
     expect(mine.stack).toMatch(/^MyError: mine\n {4}at /);
     expect(agg).toBeInstanceOf(AggregateError);
     expect([agg.message, agg.cause, agg.errors[0]]).toEqual(["agg", 1, new RangeError("a")]);
+    // A cause of null stays null; a name or message that is no string goes as its text.
+    expect((roundTrip([new Error("n", { cause: null })]) as [Error])[0].cause).toBeNull();
+    const numbered = new Error("m");
+    numbered.name = 5 as never;
+    expect((roundTrip([numbered]) as [Error])[0].name).toBe("5");
     // A stack that is no string is not replaced by the decoder's own.
     const odd = new Error("odd");
     odd.stack = 5 as never;

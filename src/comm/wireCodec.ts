@@ -272,9 +272,11 @@ addExtension({
   write(e: Error): unknown[] {
     const stack = typeof e.stack === "string" ? e.stack : null;
     const errors = e instanceof AggregateError ? e.errors : null;
-    const data: unknown[] = [e.name, e.message, stack, errors];
+    // Strings, whatever code set them to: the reader refuses anything else, and with
+    // it the whole message the error was in.
+    const data: unknown[] = [String(e.name), String(e.message), stack, errors];
     const cause = Object.getOwnPropertyDescriptor(e, "cause");
-    if (cause !== undefined) data.push(cause.value ?? cause.get?.call(e));
+    if (cause !== undefined) data.push("value" in cause ? cause.value : cause.get?.call(e));
     return data;
   },
   read(data: unknown): Error {
