@@ -1,10 +1,10 @@
 /** The worker state machine: a faithful port of Dask's `worker_state_machine.py`. */
-// The containers its fields are (shared with the scheduler's state machine).
 
 // The Dask dict form of an event ("cls" and the seed's field names), which
 // handleStimulus's refusal of a non-event names.
 export { eventFromDict, type ValueDecoder } from "../../protocol/daskJson/events.ts";
 export { DaskDictError } from "../../protocol/daskJson/fields.ts";
+// The containers its fields are (shared with the scheduler's state machine).
 export { BoundedDeque } from "../../util/boundedDeque.ts";
 export { FlatRing, TimedFlatRing } from "../../util/flatRing.ts";
 export { type HeapMarked, HeapSet } from "../../util/heapSet.ts";
