@@ -27,6 +27,7 @@ import { timeoutProblem } from "../util/timers.ts";
 import { allowOnPoolThread, refuseOnPoolThread } from "../worker/poolThreadMark.ts";
 import { MAX_POOL_THREADS } from "../worker/poolThreads.ts";
 import { Worker } from "../worker/worker.ts";
+import { startsInSharedProcess } from "../worker/workerMemory.ts";
 import { resolveWorkerOptions, type WorkerOptions } from "../worker/workerOptions.ts";
 import { Adaptive, type AdaptOptions } from "./adaptive.ts";
 import { optionsOf } from "./argChecks.ts";
@@ -522,6 +523,7 @@ export class LocalCluster {
         // cluster started), and a throw out of this un-awaited call would crash the process.
         // As a nanny starts its worker again under the same name.
         worker = this.newWorker(dead.options.name ?? String(slot));
+        startsInSharedProcess(worker);
         this.replacing.set(slot, worker);
         await worker.start();
       } catch (err) {
@@ -725,7 +727,11 @@ export class LocalCluster {
     const together = new StartTogether();
     const started = await Promise.allSettled(
       Array.from({ length: count }, async () => {
-        const w = together.make(() => this.newWorker(String(this.workersMade++)));
+        const w = together.make(() => {
+          const made = this.newWorker(String(this.workersMade++));
+          startsInSharedProcess(made);
+          return made;
+        });
         this.starting.add(w); // until it has a slot: counted, and closed by close()
         try {
           return await together.start(w);

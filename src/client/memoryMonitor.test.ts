@@ -150,6 +150,28 @@ describe("the memory monitor", () => {
     expect(w.status).toBe("running");
   });
 
+  it("a LocalCluster restarted beyond memoryPause starts its workers paused, not refused, and they resume", async () => {
+    // A process shared by the workers (and a task's leak) keeps its memory through a
+    // restart: each new worker was refused as too small, and the cluster closed.
+    const memory = { bytes: 0 };
+    const { cluster, client } = await testCluster({
+      workers: 2,
+      worker: {
+        memoryLimit: 100_000,
+        memoryMeasure: () => memory.bytes,
+        memoryMonitorIntervalMs: 5,
+        spillDirectory: scratch.dir,
+      },
+    });
+    memory.bytes = 85_000;
+    await eventually(() => cluster.workers.every((w) => w.isPaused), 5_000, "both paused");
+    await client.restart({ timeoutMs: 20_000 });
+    expect(cluster.workers).toHaveLength(2);
+    expect(cluster.workers.every((w) => w.status === "paused")).toBe(true);
+    memory.bytes = 0;
+    expect(await client.submit(inc, 1)).toBe(2);
+  });
+
   it.runIf(process.platform === "linux")(
     "refuses to start a worker whose spill directory it cannot write in",
     async () => {

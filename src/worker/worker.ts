@@ -508,7 +508,7 @@ export class Worker extends BaseWorker {
       (late) => late.close(),
     );
     this.code.startModulesImported(o.taskModules);
-    refuseMemoryLimitTooSmall(this.memory, o);
+    refuseMemoryLimitTooSmall(this.memory, o, this);
     refuseUnwritableSpillDirectory(o);
     warnMemoryLimitCapped(o, this.logger);
     warnMemoryOrder(o, this.logger);

@@ -92,17 +92,36 @@ export function memoryMonitorFor(
 }
 
 /**
+ * Workers started in a process others already share (a `LocalCluster`'s, after
+ * its start: a restart's, a replacement's, a scale's), whose memory is not their
+ * own: see {@link refuseMemoryLimitTooSmall}.
+ */
+const inSharedProcess = new WeakSet<object>();
+
+/** Mark `worker` as started in a process other workers already share. */
+export function startsInSharedProcess(worker: object): void {
+  inSharedProcess.add(worker);
+}
+
+/**
  * A worker beyond its pause or terminate threshold before it has done
- * anything would pause, or close, for good: refuse to start, saying why.
+ * anything would pause, or close, for good: refuse to start, saying why. Not
+ * `worker` beyond its pause threshold alone if it starts in a process others
+ * share: what the others (or a task's leak) hold there is no sign of a limit set
+ * too small, and refusing it closed a LocalCluster a restart was asked of (each
+ * new worker refused, its slot given up after its restarts); it starts paused,
+ * as Dask's would, and resumes once the memory falls.
  */
 export function refuseMemoryLimitTooSmall(
   monitor: MemoryMonitor | null,
   o: ResolvedWorkerOptions,
+  worker?: object,
 ): void {
   const now = monitor?.look();
   if (now === undefined || now === null) return;
   const { memory, verdict } = now;
   if (!verdict.pause && !verdict.terminate) return;
+  if (!verdict.terminate && worker !== undefined && inSharedProcess.has(worker)) return;
   const [share, name, act] = verdict.terminate
     ? [o.memoryTerminate as number, "memoryTerminate", "closes"]
     : [o.memoryPause as number, "memoryPause", "pauses"];
