@@ -73,6 +73,25 @@ describe("connectWaiting", () => {
     );
   });
 
+  it("a first try begun in time that took the whole wait is not said to have come after it", async () => {
+    const mute = await muteServer();
+    try {
+      // The try's timeout is the wait: a millisecond between the start and the try,
+      // as a loaded host gives, made it 2999 ms, and its failure at the deadline was
+      // said to be a first try "made only after the 3000 ms wait was over".
+      const err = await connectWaiting(`tls://${mute.hostPort}`, {
+        timeoutMs: 300,
+        waitMs: 300,
+        startedAt: Date.now() - 5,
+        tls: testTls(),
+      }).catch((e: unknown) => e);
+      expect((err as Error).message).toMatch(/timed out/);
+      expect((err as Error).message).not.toMatch(/first try/);
+    } finally {
+      await mute.close();
+    }
+  });
+
   it("stops at once when its caller is closing", async () => {
     const address = `tcp://127.0.0.1:${await freePort("127.0.0.1")}`;
     const err = await connectWaiting(address, { timeoutMs: 60_000, stopped: () => true }).catch(
