@@ -179,9 +179,10 @@ export async function connectWaiting(
       if (deadline - Date.now() <= 0 || isStopped) {
         // A first try that came only once a wait was over (a worker whose start before it
         // took its whole death timeout, on a loaded host) says so: bare, its refusal read
-        // as if no wait had been given. Not one begun in time that took the whole wait (a
-        // scheduler that never answers): its own "timed out … after N ms" says it all.
-        if (!told && !isStopped && waitMs > 0 && tryStarted >= deadline) {
+        // as if no wait had been given (a refusal comes at once: one at the deadline was
+        // made at its end). Not a try begun in time that took the whole wait (a scheduler
+        // that never answers): its own "timed out … after N ms" says it all.
+        if (!told && !isStopped && waitMs > 0 && (refused || tryStarted >= deadline)) {
           throw new ConnectError(
             `${err.message}: ${refused ? "refused" : "failed"} at its first try, made only after the ${waitMs} ms wait was over`,
             err.address,
