@@ -306,6 +306,8 @@ export class LocalCluster {
   private adaptive: Adaptive | null = null;
   /** How many workers were named: the next new worker's name (Dask's LocalCluster counts too). */
   private workersMade: number;
+  /** A new worker named `name`, after the cluster's start. */
+  private readonly newWorker: (name: string) => Worker;
 
   private constructor(
     /** The cluster's scheduler, running in this process. */
@@ -313,7 +315,7 @@ export class LocalCluster {
     workers: readonly Worker[],
     private readonly logger: Logger,
     /** A new worker named `name` (the cluster's workers are named "0", "1", …). */
-    private readonly newWorker: (name: string) => Worker,
+    newWorker: (name: string) => Worker,
     private readonly maxWorkerRestarts: number,
     /** For the cluster's own news (workers replaced, given up on). */
     private readonly clusterLogger: Logger,
@@ -326,6 +328,13 @@ export class LocalCluster {
       readonly nthreads: number;
     },
   ) {
+    // Every worker made from now on (a restart's, a replacement's, a scale's) starts in
+    // a process the others already share (see startsInSharedProcess).
+    this.newWorker = (name) => {
+      const worker = newWorker(name);
+      startsInSharedProcess(worker);
+      return worker;
+    };
     this.slots = [...workers];
     this.restarts = workers.map(() => 0);
     this.workersMade = workers.length;
@@ -523,7 +532,6 @@ export class LocalCluster {
         // cluster started), and a throw out of this un-awaited call would crash the process.
         // As a nanny starts its worker again under the same name.
         worker = this.newWorker(dead.options.name ?? String(slot));
-        startsInSharedProcess(worker);
         this.replacing.set(slot, worker);
         await worker.start();
       } catch (err) {
@@ -727,11 +735,7 @@ export class LocalCluster {
     const together = new StartTogether();
     const started = await Promise.allSettled(
       Array.from({ length: count }, async () => {
-        const w = together.make(() => {
-          const made = this.newWorker(String(this.workersMade++));
-          startsInSharedProcess(made);
-          return made;
-        });
+        const w = together.make(() => this.newWorker(String(this.workersMade++)));
         this.starting.add(w); // until it has a slot: counted, and closed by close()
         try {
           return await together.start(w);

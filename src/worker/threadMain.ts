@@ -23,7 +23,7 @@ import {
   type ThreadJob,
   type ThreadReply,
 } from "./threadProtocol.ts";
-import { CollectWhenIdle, fullGarbageCollection, ThrottledGc } from "./throttledGc.ts";
+import { CollectWhenIdle, collectGarbageOnDemand, fullGarbageCollection } from "./throttledGc.ts";
 
 let channel: BroadcastChannel | null = null;
 let threadInit: ThreadInit | null = null;
@@ -76,8 +76,6 @@ function hooksFor(token: number): SecedeHooks {
 let client: Promise<unknown> | null = null;
 /** That client once connected: task code that closed it gets another at its next `getClient()`. */
 let connected: { readonly isClosed: boolean; readonly keyCount: number } | null = null;
-/** This thread's full collections for {@link letGoFutures}: at most 5% of the time. */
-let futuresGc: ThrottledGc | null | undefined;
 
 /**
  * Futures this thread's task code let go of, released by a collection once the
@@ -86,13 +84,8 @@ let futuresGc: ThrottledGc | null | undefined;
  */
 const letGoFutures = new CollectWhenIdle(
   () => connected !== null && !connected.isClosed && connected.keyCount > 0,
-  () => {
-    gc ??= fullGarbageCollection();
-    const collect = gc;
-    if (collect === null) return;
-    futuresGc ??= new ThrottledGc({ collect, now: () => performance.now() });
-    futuresGc.collect();
-  },
+  // Throttled to 5% of the time; a thread has no logger to warn where gc() cannot be had.
+  collectGarbageOnDemand(() => {}),
 );
 
 function threadClient(): Promise<unknown> {
